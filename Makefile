@@ -1,0 +1,34 @@
+# Two commands do all the set-up on a fresh machine:
+#   make run    install into .venv, prepare the default model, ingest the demo corpus, serve on :7860
+#   make test   the same set-up (plus test tools), then the whole test suite
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-requirements
+DEV_STAMP := $(VENV)/.installed-requirements-dev
+ARGS ?=
+PYTEST_ARGS ?=
+
+.PHONY: run test setup clean-venv
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --progress-bar off -r requirements.txt
+	touch $@
+
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	$(PY) -m pip install --progress-bar off -r requirements-dev.txt
+	touch $@
+
+setup: $(STAMP)
+	$(PY) -m pipeline prepare-models default
+
+run: setup
+	$(PY) app.py $(ARGS)
+
+test: $(DEV_STAMP)
+	$(PY) -m pipeline prepare-models fast default
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+clean-venv:
+	rm -rf $(VENV)

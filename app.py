@@ -1,0 +1,65 @@
+"""Start the research QA app: prepare the model, ingest the demo corpus on first start, serve the page.
+
+    python app.py [--model default|fast|PATH.gguf|openai:URL[#MODEL]] [--data-dir DIR] [--chroma-url URL]
+                  [--host 127.0.0.1] [--port 7860]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from corpora.store import CollectionError
+from models.errors import ModelError
+from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
+
+log = logging.getLogger("app")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Research QA: answers with a local LLM over your documents.")
+    parser.add_argument("--model", default="default",
+                        help="default | fast | PATH.gguf | openai:URL[#MODEL] (default: %(default)s)")
+    parser.add_argument("--data-dir", default=str(default_data_dir()), help="where collections are stored")
+    parser.add_argument("--chroma-url", default=None, help="use a Chroma server, e.g. http://127.0.0.1:8000")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=7860)
+    parser.add_argument("--no-demo", action="store_true", help="do not ingest the bundled demo corpus")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    args = parse_args(argv)
+    runtime = Runtime(RuntimeConfig(data_dir=Path(args.data_dir), model=args.model, chroma_url=args.chroma_url))
+    try:
+        log.info("Loading the model '%s'...", args.model)
+        runtime.llm()
+        if not args.no_demo:
+            bar = tqdm(total=0, desc="Demo corpus (first start only)", unit="passage", leave=False)
+
+            def update(done: int, total: int) -> None:
+                bar.total, bar.n = total, done
+                bar.refresh()
+
+            runtime.ensure_demo(update)
+            bar.close()
+    except (ModelError, CollectionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    from ui.minimal import build_app
+
+    app = build_app(runtime)
+    app.queue(default_concurrency_limit=1)
+    log.info("Serving on http://%s:%d", args.host, args.port)
+    app.launch(server_name=args.host, server_port=args.port, show_error=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Where text lives: collections, loaders, splitting and indexes."""

@@ -1,0 +1,1 @@
+"""How to run a model: LLM backends, embeddings and rerankers."""

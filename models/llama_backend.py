@@ -1,0 +1,157 @@
+"""In-process LLM through llama-cpp-python: GGUF chat template, streaming, grammars and log-probabilities."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from models.errors import LLMCallError, ModelError
+from models.llama_runtime import configure_llama_cpp
+from models.llm import ChatModel, ChatResult, GenerationOptions, Message, Stopwatch, TokenLogprob
+
+
+class _LogprobRecorder:
+    """A logits processor that records the log-softmax top-n of every sampling step.
+
+    ``create_completion`` only returns log-probabilities when every prompt position keeps its logits
+    (``logits_all``), which costs a vocabulary-sized row per prompt token; this records only what is sampled.
+    The distribution is taken before the grammar masks it, so "True" vs "False" keeps the model's own odds.
+    """
+
+    def __init__(self, top_n: int) -> None:
+        self.top_n = top_n
+        self.steps: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def __call__(self, input_ids: np.ndarray, logits: np.ndarray) -> np.ndarray:
+        shifted = logits - logits.max()
+        logprobs = shifted - np.log(np.exp(shifted).sum())
+        top = np.argpartition(-logprobs, self.top_n)[: self.top_n]
+        top = top[np.argsort(-logprobs[top])]
+        self.steps.append((top.copy(), logprobs[top].copy()))
+        return logits
+
+
+class LlamaCppChatModel(ChatModel):
+    """A GGUF model run in this process. Calls are serialised: one llama.cpp context is not thread-safe."""
+
+    def __init__(
+        self,
+        model_path: Path | str,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        extra_buffer_types: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        import llama_cpp
+
+        self.name = name or Path(model_path).name
+        self.model_path = Path(model_path)
+        configure_llama_cpp(extra_buffer_types)
+        clock = time.perf_counter()
+        try:
+            self._llama = llama_cpp.Llama(
+                model_path=str(model_path),
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(
+                f"llama.cpp could not load '{model_path}': {exc}. Fix: choose a valid GGUF chat model "
+                "('default', 'fast' or another .gguf file)."
+            ) from exc
+        self.load_seconds = time.perf_counter() - clock
+        self._format = self._chat_formatter()
+        self._lock = threading.Lock()
+
+    def _chat_formatter(self):
+        from llama_cpp import llama_chat_format
+
+        template = self._llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ModelError(
+                f"'{self.model_path}' has no chat template in its GGUF metadata; choose an instruct/chat model."
+            )
+        model = self._llama._model
+        eos = model.token_get_text(self._llama.token_eos())
+        bos_id = self._llama.token_bos()
+        bos = model.token_get_text(bos_id) if bos_id != -1 else ""
+        return llama_chat_format.Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+
+    def render_prompt(self, messages: list[Message]) -> tuple[str, list[str]]:
+        """The prompt text the GGUF's chat template makes of ``messages``, and its stop strings."""
+        formatted = self._format(messages=messages)
+        return formatted.prompt, list(formatted.stop or [])
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def stream(self, messages: list[Message], options: GenerationOptions) -> Iterator[str | ChatResult]:
+        from llama_cpp import LlamaGrammar, LogitsProcessorList
+
+        prompt, template_stops = self.render_prompt(messages)
+        grammar = None
+        try:
+            if options.grammar:
+                grammar = LlamaGrammar.from_string(options.grammar, verbose=False)
+            elif options.json_schema:
+                grammar = LlamaGrammar.from_json_schema(json.dumps(options.json_schema), verbose=False)
+        except (ValueError, RuntimeError) as exc:
+            raise LLMCallError(f"Invalid grammar or JSON schema: {exc}") from exc
+        recorder = _LogprobRecorder(options.top_logprobs) if options.top_logprobs > 0 else None
+
+        with self._lock:
+            watch = Stopwatch()
+            prompt_tokens = self.count_tokens(prompt)
+            pieces: list[str] = []
+            finish_reason = "stop"
+            try:
+                chunks = self._llama.create_completion(
+                    prompt,
+                    max_tokens=options.max_tokens,
+                    temperature=options.temperature,
+                    stop=list(options.stop) + template_stops,
+                    grammar=grammar,
+                    seed=options.seed,
+                    stream=True,
+                    logits_processor=LogitsProcessorList([recorder]) if recorder else None,
+                )
+                for chunk in chunks:
+                    choice = chunk["choices"][0]
+                    if choice.get("text"):
+                        pieces.append(choice["text"])
+                        yield choice["text"]
+                    if choice.get("finish_reason"):
+                        finish_reason = choice["finish_reason"]
+            except ValueError as exc:  # e.g. prompt longer than the context window
+                raise LLMCallError(f"llama.cpp rejected the request: {exc}") from exc
+            text = "".join(pieces)
+            completion_tokens = len(recorder.steps) if recorder else self.count_tokens(text)
+            yield ChatResult(
+                text=text,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                elapsed_s=watch.elapsed(),
+                finish_reason=finish_reason,
+                logprobs=self._logprobs(recorder) if recorder else None,
+            )
+
+    def _logprobs(self, recorder: _LogprobRecorder) -> list[TokenLogprob]:
+        out = []
+        for ids, values in recorder.steps:
+            top: dict[str, float] = {}
+            for token_id, value in zip(ids.tolist(), values.tolist()):
+                token = self._llama.detokenize([token_id]).decode("utf-8", errors="replace")
+                top[token] = max(top.get(token, -1e9), value)
+            best = next(iter(top))
+            out.append(TokenLogprob(token=best, logprob=top[best], top=top))
+        return out
+
+    def close(self) -> None:
+        self._llama.close()

@@ -1,0 +1,103 @@
+"""The chat-model interface every backend implements, and the values it exchanges.
+
+Messages use the OpenAI wire shape (``{"role", "content"}``) because both backends speak it natively;
+``models.langchain_chat`` wraps any backend as a LangChain chat model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from models.errors import LLMCallError
+
+Message = dict[str, str]
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """How to generate one reply. ``json_schema`` and ``grammar`` (GBNF) constrain the output."""
+
+    max_tokens: int = 256
+    temperature: float = 0.0
+    stop: tuple[str, ...] = ()
+    json_schema: dict[str, Any] | None = None
+    grammar: str | None = None
+    top_logprobs: int = 0  # >0: return that many alternatives (with log-probabilities) per generated token
+    seed: int = 0
+
+
+@dataclass
+class TokenLogprob:
+    """One generated token, its log-probability and the best alternatives at that position."""
+
+    token: str
+    logprob: float
+    top: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class ChatResult:
+    """A finished reply with its cost."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    elapsed_s: float = 0.0
+    finish_reason: str = "stop"
+    logprobs: list[TokenLogprob] | None = None
+
+    def json(self) -> Any:
+        """Parse the reply as JSON; raise ``LLMCallError`` naming the reply when it is not valid JSON."""
+        try:
+            return json.loads(self.text)
+        except ValueError as exc:
+            raise LLMCallError(f"The model replied in the wrong format (not JSON): {self.text[:200]!r}") from exc
+
+    def first_token_probability(self, candidates: tuple[str, ...]) -> float | None:
+        """Total probability the first generated token starts with one of ``candidates`` (case-insensitive).
+
+        Used for verification scores: the probability of "True" is more informative than the sampled word.
+        """
+        if not self.logprobs:
+            return None
+        top = self.logprobs[0].top or {self.logprobs[0].token: self.logprobs[0].logprob}
+        wanted = tuple(c.lower() for c in candidates)
+        return sum(math.exp(lp) for tok, lp in top.items() if tok.strip().lower().startswith(wanted))
+
+
+class ChatModel(ABC):
+    """A chat LLM that can stream, follow a JSON schema or grammar, and report log-probabilities."""
+
+    name: str = "model"
+
+    @abstractmethod
+    def stream(self, messages: list[Message], options: GenerationOptions) -> Iterator[str | ChatResult]:
+        """Yield text pieces as they are generated, then exactly one final ``ChatResult``."""
+
+    def chat(self, messages: list[Message], options: GenerationOptions | None = None) -> ChatResult:
+        """Generate a whole reply."""
+        result = None
+        for item in self.stream(messages, options or GenerationOptions()):
+            if isinstance(item, ChatResult):
+                result = item
+        if result is None:
+            raise LLMCallError(f"{self.name} ended without a result.")
+        return result
+
+    def close(self) -> None:
+        """Release the model's resources."""
+
+
+class Stopwatch:
+    """Elapsed wall time since creation."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start

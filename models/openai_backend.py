@@ -1,0 +1,111 @@
+"""An OpenAI-compatible chat server (llama.cpp's server, vLLM, Ollama) behind the ``ChatModel`` interface."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from models.errors import LLMCallError, ModelError
+from models.llm import ChatModel, ChatResult, GenerationOptions, Message, Stopwatch, TokenLogprob
+
+
+class OpenAICompatibleChatModel(ChatModel):
+    """Chat through ``/v1/chat/completions``.
+
+    JSON schemas go as ``response_format`` (the OpenAI ``json_schema`` form, falling back to the
+    ``json_object``-with-schema form of llama-cpp-python's server); GBNF grammars go as the ``grammar`` field
+    that llama.cpp's servers read (servers that do not know it ignore it).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str | None = None,
+        api_key: str = "not-needed",
+        timeout_s: float = 120.0,
+    ) -> None:
+        import openai
+
+        self._openai = openai
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=1)
+        try:
+            available = [m.id for m in self._client.models.list().data]
+        except openai.OpenAIError as exc:
+            raise ModelError(
+                f"No OpenAI-compatible server answers at {base_url} ({type(exc).__name__}: {exc}). Fix: start "
+                "the server (for example `python -m models.serve --model fast --port 8000`) or correct the URL."
+            ) from exc
+        if model is None:
+            if not available:
+                raise ModelError(f"The server at {base_url} lists no models; name one with --model-name.")
+            model = available[0]
+        self.model = model
+        self.name = f"{model} @ {base_url}"
+        self._schema_style = "json_schema"  # the OpenAI form; vLLM and llama.cpp's own server accept it
+
+    def _response_format(self, schema: dict) -> dict:
+        if self._schema_style == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
+        return {"type": "json_object", "schema": schema}
+
+    def stream(self, messages: list[Message], options: GenerationOptions) -> Iterator[str | ChatResult]:
+        request: dict = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": options.max_tokens,
+            "temperature": options.temperature,
+            "seed": options.seed,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if options.stop:
+            request["stop"] = list(options.stop)
+        if options.json_schema:
+            request["response_format"] = self._response_format(options.json_schema)
+        if options.grammar:
+            request["extra_body"] = {"grammar": options.grammar}
+        if options.top_logprobs:
+            request.update(logprobs=True, top_logprobs=options.top_logprobs)
+
+        watch = Stopwatch()
+        pieces: list[str] = []
+        logprobs: list[TokenLogprob] = []
+        usage = None
+        finish_reason = "stop"
+        try:
+            try:
+                chunks = self._client.chat.completions.create(**request)
+            except (self._openai.BadRequestError, self._openai.UnprocessableEntityError):
+                if not options.json_schema or self._schema_style != "json_schema":
+                    raise
+                self._schema_style = "json_object"  # llama-cpp-python's server: schema inside json_object
+                request["response_format"] = self._response_format(options.json_schema)
+                chunks = self._client.chat.completions.create(**request)
+            for chunk in chunks:
+                if chunk.usage:
+                    usage = chunk.usage
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                if choice.delta and choice.delta.content:
+                    pieces.append(choice.delta.content)
+                    yield choice.delta.content
+                if choice.logprobs and choice.logprobs.content:
+                    for item in choice.logprobs.content:
+                        top = {alt.token: alt.logprob for alt in (item.top_logprobs or [])}
+                        logprobs.append(TokenLogprob(token=item.token, logprob=item.logprob, top=top))
+                if choice.finish_reason:
+                    finish_reason = choice.finish_reason
+        except self._openai.OpenAIError as exc:
+            raise LLMCallError(f"The model server failed: {type(exc).__name__}: {exc}") from exc
+        text = "".join(pieces)
+        yield ChatResult(
+            text=text,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else len(pieces),
+            elapsed_s=watch.elapsed(),
+            finish_reason=finish_reason,
+            logprobs=logprobs or None,
+        )
+
+    def close(self) -> None:
+        self._client.close()

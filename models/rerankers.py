@@ -1,0 +1,106 @@
+"""Re-ranking a pool of passages for a query. No trained cross-encoder is packaged, so the default fuses the
+BM25 and dense ranks; a cross-encoder from a user-given path and LLM relevance scoring are the options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+
+from models.lexical import bm25_top, build_bm25
+from models.llm import ChatModel, GenerationOptions
+
+RRF_K = 60  # the constant of Cormack et al. (2009), also the usual default in hybrid search
+
+
+def reciprocal_rank_fusion(rankings: list[list[str]], k: int = RRF_K) -> dict[str, float]:
+    """Fuse ranked lists of ids: each id scores the sum of 1 / (k + rank) over the lists it appears in."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    return scores
+
+
+class Reranker(Protocol):
+    """Orders ``documents`` by relevance to ``query`` and keeps the best ``top_k``."""
+
+    name: str
+
+    def rerank(self, query: str, documents: list[Document], top_k: int) -> list[Document]: ...
+
+
+def _with_score(doc: Document, score: float) -> Document:
+    return Document(page_content=doc.page_content, metadata={**doc.metadata, "rerank_score": score}, id=doc.id)
+
+
+def _texts(documents: list[Document]) -> list[str]:
+    return [f"{d.metadata.get('title', '')}\n{d.page_content}" for d in documents]
+
+
+class RankFusionReranker:
+    """BM25 over the pool and cosine similarity of embeddings, fused by reciprocal rank."""
+
+    name = "bm25+dense rank fusion"
+
+    def __init__(self, embeddings: Embeddings) -> None:
+        self.embeddings = embeddings
+
+    def rerank(self, query: str, documents: list[Document], top_k: int) -> list[Document]:
+        if not documents:
+            return []
+        texts = _texts(documents)
+        keys = [str(i) for i in range(len(documents))]
+        sparse = [str(row) for row, _ in bm25_top(build_bm25(texts), query, len(texts), len(texts))]
+        doc_vectors = np.asarray(self.embeddings.embed_documents(texts))
+        query_vector = np.asarray(self.embeddings.embed_query(query))
+        dense = [keys[i] for i in np.argsort(-(doc_vectors @ query_vector))]
+        fused = reciprocal_rank_fusion([sparse, dense])
+        order = sorted(keys, key=lambda key: -fused[key])[:top_k]
+        return [_with_score(documents[int(key)], fused[key]) for key in order]
+
+
+class CrossEncoderReranker:
+    """A sentence-transformers cross-encoder loaded from a local folder the user supplies."""
+
+    def __init__(self, path: Path | str) -> None:
+        from sentence_transformers import CrossEncoder
+
+        self.name = f"cross-encoder {Path(path).name}"
+        self._model = CrossEncoder(str(path), device="cpu", local_files_only=True)
+
+    def rerank(self, query: str, documents: list[Document], top_k: int) -> list[Document]:
+        if not documents:
+            return []
+        scores = self._model.predict([(query, text) for text in _texts(documents)], show_progress_bar=False)
+        order = np.argsort(-np.asarray(scores))[:top_k]
+        return [_with_score(documents[i], float(scores[i])) for i in order]
+
+
+class LLMRelevanceReranker:
+    """Scores each passage by the model's probability of answering "Yes" to "is this passage relevant?"."""
+
+    name = "LLM relevance"
+    GRAMMAR = 'root ::= "Yes" | "No"'
+
+    def __init__(self, llm: ChatModel, prompt: str) -> None:
+        self.llm = llm
+        self.prompt = prompt  # a template with {question} and {passage}
+
+    def score(self, query: str, document: Document) -> float:
+        text = self.prompt.format(question=query, passage=_texts([document])[0])
+        result = self.llm.chat(
+            [{"role": "user", "content": text}],
+            GenerationOptions(max_tokens=1, grammar=self.GRAMMAR, top_logprobs=10),
+        )
+        yes = result.first_token_probability(("yes",)) or 0.0
+        no = result.first_token_probability(("no",)) or 0.0
+        return yes / (yes + no) if yes + no > 0 else float(result.text.strip().lower() == "yes")
+
+    def rerank(self, query: str, documents: list[Document], top_k: int) -> list[Document]:
+        scored = [(self.score(query, doc), i) for i, doc in enumerate(documents)]
+        scored.sort(key=lambda pair: (-pair[0], pair[1]))
+        return [_with_score(documents[i], s) for s, i in scored[:top_k]]

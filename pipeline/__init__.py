@@ -1,0 +1,1 @@
+"""How an answer is reached: retrieval, the methods, step events and evaluation."""

@@ -1,0 +1,34 @@
+"""What a method run needs: the model, the sources, the settings and a way to be stopped."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from models.llm import ChatModel
+from pipeline.retrieval import HybridRetriever, Retrieved
+from pipeline.settings import Settings
+
+
+class Cancelled(Exception):
+    """The person (or caller) asked the run to stop."""
+
+
+@dataclass
+class RunContext:
+    """One run's resources. ``cancel`` is set from outside (the Stop button) and checked between steps and
+    tokens, so a stop never touches another session's run."""
+
+    llm: ChatModel
+    retriever: HybridRetriever | None = None
+    settings: Settings = field(default_factory=Settings)
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+    def check_cancelled(self) -> None:
+        if self.cancel.is_set():
+            raise Cancelled()
+
+    def retrieve(self, query: str, k: int | None = None) -> Retrieved:
+        if self.retriever is None:
+            return Retrieved(passages=[], warnings=["No sources are selected: choose a collection or the web."])
+        return self.retriever.retrieve(query, k or self.settings.top_k)

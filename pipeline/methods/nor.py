@@ -1,0 +1,18 @@
+"""NoR: the model answers from its own knowledge, with no retrieval (baseline)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from pipeline.answering import stream_answer
+from pipeline.context import RunContext
+from pipeline.events import StepEvent, Tracer
+from pipeline.prompting import load_prompt
+
+NAME = "nor"
+LABEL = "NoR (no retrieval)"
+
+
+def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
+    """Answer ``question`` from the model alone."""
+    yield from stream_answer(ctx, tracer, load_prompt("nor_answer"), {"question": question}, passages=[])

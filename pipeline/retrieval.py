@@ -1,0 +1,92 @@
+"""Hybrid retrieval: BM25 and dense search over one or more collections fused by reciprocal rank, plus the web
+when enabled. A failing web source becomes a warning; local results still come back."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict
+
+from corpora.store import PassageCollection
+from models.rerankers import reciprocal_rank_fusion
+from pipeline.web import WebSearchError, WebSource
+
+CANDIDATES_PER_LIST = 4  # each ranker contributes k * this many candidates before fusion
+
+
+@dataclass
+class Retrieved:
+    """Passages for one query, best first, and what went wrong on the way (as user-facing warnings)."""
+
+    passages: list[Document]
+    warnings: list[str] = field(default_factory=list)
+
+
+def _dedup_key(doc: Document) -> str:
+    return re.sub(r"\W+", " ", doc.page_content.lower()).strip()[:300]
+
+
+def deduplicate(docs: list[Document]) -> list[Document]:
+    """Drop passages whose normalised text repeats an earlier one (same passage in two collections)."""
+    seen: set[str] = set()
+    out = []
+    for doc in docs:
+        key = _dedup_key(doc)
+        if key not in seen:
+            seen.add(key)
+            out.append(doc)
+    return out
+
+
+class HybridRetriever:
+    """Fuses BM25 and dense rankings from every selected collection, then appends web results if any."""
+
+    def __init__(self, collections: list[PassageCollection], web: WebSource | None = None) -> None:
+        self.collections = collections
+        self.web = web
+
+    def retrieve(self, query: str, k: int) -> Retrieved:
+        rankings: list[list[str]] = []
+        docs: dict[str, Document] = {}
+        depth = max(k * CANDIDATES_PER_LIST, 20)
+        for collection in self.collections:
+            for ranked in (collection.bm25_search(query, depth), collection.dense_search(query, depth)):
+                keys = []
+                for doc in ranked:
+                    key = f"{collection.name}/{doc.id}"
+                    docs.setdefault(key, doc)
+                    keys.append(key)
+                rankings.append(keys)
+        fused = reciprocal_rank_fusion(rankings)
+        local = deduplicate([docs[key] for key in sorted(fused, key=lambda key: -fused[key])])
+        warnings: list[str] = []
+        web_docs: list[Document] = []
+        if self.web is not None:
+            try:
+                web_docs = self.web.search(query, k)
+            except WebSearchError as exc:
+                warnings.append(f"{exc} Continuing with local sources only." if self.collections else str(exc))
+        if web_docs and local:
+            # Interleave so that neither source crowds the other out of the top k.
+            merged = [d for pair in zip(local, web_docs) for d in pair]
+            merged += local[len(web_docs):] + web_docs[len(local):]
+        else:
+            merged = local or web_docs
+        return Retrieved(passages=deduplicate(merged)[:k], warnings=warnings)
+
+
+class LangChainHybridRetriever(BaseRetriever):
+    """``HybridRetriever`` as a LangChain retriever, for use in LangChain chains."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    hybrid: HybridRetriever
+    k: int = 5
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        return self.hybrid.retrieve(query, self.k).passages

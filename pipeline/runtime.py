@@ -1,0 +1,88 @@
+"""The resources one process shares between its users (embedder, collection store, loaded models), and how a
+run's context is assembled from a person's choices. Used alike by the app, the CLI and the evaluation."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from corpora.demo import ensure_demo_collection
+from corpora.store import CollectionStore
+from models.embeddings import SentenceEmbeddings
+from models.llm import ChatModel
+from models.loading import load_chat_model
+from pipeline.context import RunContext
+from pipeline.retrieval import HybridRetriever
+from pipeline.settings import Settings
+from pipeline.web import WebSource
+
+
+def default_data_dir() -> Path:
+    """``$RQA_DATA_DIR``, else ``data/`` beside the code."""
+    return Path(os.environ.get("RQA_DATA_DIR", Path(__file__).resolve().parent.parent / "data"))
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    data_dir: Path = field(default_factory=default_data_dir)
+    model: str = "default"  # default | fast | PATH.gguf | openai:URL[#MODEL]
+    chroma_url: str | None = None  # None: embedded Chroma under data_dir
+    n_ctx: int = 4096
+
+
+class Runtime:
+    """Lazily created, shared resources. Loading is guarded by a lock; models are cached by choice."""
+
+    def __init__(self, config: RuntimeConfig) -> None:
+        self.config = config
+        self._lock = threading.RLock()
+        self._embeddings: SentenceEmbeddings | None = None
+        self._store: CollectionStore | None = None
+        self._models: dict[str, ChatModel] = {}
+
+    @property
+    def embeddings(self) -> SentenceEmbeddings:
+        with self._lock:
+            if self._embeddings is None:
+                self._embeddings = SentenceEmbeddings()
+            return self._embeddings
+
+    @property
+    def store(self) -> CollectionStore:
+        with self._lock:
+            if self._store is None:
+                self._store = CollectionStore(self.config.data_dir, self.embeddings, self.config.chroma_url)
+            return self._store
+
+    def llm(self, choice: str | None = None) -> ChatModel:
+        choice = choice or self.config.model
+        with self._lock:
+            if choice not in self._models:
+                self._models[choice] = load_chat_model(choice, n_ctx=self.config.n_ctx)
+            return self._models[choice]
+
+    def ensure_demo(self, progress: Callable[[int, int], None] | None = None) -> None:
+        ensure_demo_collection(self.store, progress)
+
+    def context(
+        self,
+        collections: list[str],
+        *,
+        settings: Settings | None = None,
+        web: WebSource | None = None,
+        model: str | None = None,
+    ) -> RunContext:
+        """A run context over the named collections (and ``web`` when given and enabled in ``settings``)."""
+        settings = settings or Settings()
+        use_web = web if settings.use_web else None
+        sources = self.store.open_many(collections)
+        retriever = HybridRetriever(sources, use_web) if (sources or use_web) else None
+        return RunContext(llm=self.llm(model), retriever=retriever, settings=settings)
+
+    def close(self) -> None:
+        for model in self._models.values():
+            model.close()
+        self._models.clear()

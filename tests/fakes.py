@@ -1,0 +1,67 @@
+"""Deterministic stand-ins: a scripted chat model and a scripted web-search backend."""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterator
+
+from models.errors import LLMCallError
+from models.llm import ChatModel, ChatResult, GenerationOptions, Message, TokenLogprob
+
+Reply = str | Exception
+Script = list[Reply] | Callable[[list[Message], GenerationOptions], Reply]
+
+
+class ScriptedLLM(ChatModel):
+    """Replies from a list (in order) or a function of the request; records every request in ``calls``.
+
+    Replies stream word by word. An ``Exception`` as a reply is raised, as a failing backend would.
+    ``logprobs`` (token -> log-probability) is returned as the first token's alternatives when asked for.
+    """
+
+    name = "scripted"
+
+    def __init__(self, script: Script, logprobs: dict[str, float] | None = None) -> None:
+        self.script = script
+        self.logprobs = logprobs
+        self.calls: list[tuple[list[Message], GenerationOptions]] = []
+
+    def _next_reply(self, messages: list[Message], options: GenerationOptions) -> str:
+        if callable(self.script):
+            reply = self.script(messages, options)
+        elif len(self.calls) <= len(self.script):
+            reply = self.script[len(self.calls) - 1]
+        else:
+            raise LLMCallError(f"The script has no reply for call {len(self.calls)}.")
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    def stream(self, messages: list[Message], options: GenerationOptions) -> Iterator[str | ChatResult]:
+        self.calls.append((messages, options))
+        reply = self._next_reply(messages, options)
+        pieces = re.findall(r"\S+\s*|\s+", reply)
+        yield from pieces
+        top = [TokenLogprob(token=pieces[0] if pieces else "", logprob=0.0, top=self.logprobs)] \
+            if self.logprobs and options.top_logprobs else None
+        yield ChatResult(
+            text=reply,
+            prompt_tokens=sum(len(m["content"].split()) for m in messages),
+            completion_tokens=len(pieces),
+            logprobs=top,
+        )
+
+
+class ScriptedSearch:
+    """A web-search backend answering from a dict (query -> rows) or raising a given error; counts calls."""
+
+    def __init__(self, results: dict[str, list[dict[str, str]]] | None = None, error: Exception | None = None):
+        self.results = results or {}
+        self.error = error
+        self.queries: list[str] = []
+
+    def search(self, query: str, max_results: int) -> list[dict[str, str]]:
+        self.queries.append(query)
+        if self.error:
+            raise self.error
+        return self.results.get(query, [])[:max_results]

@@ -1,0 +1,1 @@
+"""How a person sees it: the Gradio interface."""
