@@ -74,10 +74,12 @@ class OpenAICompatibleChatModel(ChatModel):
         try:
             try:
                 chunks = self._client.chat.completions.create(**request)
-            except (self._openai.BadRequestError, self._openai.UnprocessableEntityError):
-                if not options.json_schema or self._schema_style != "json_schema":
+            except self._openai.APIStatusError as exc:
+                rejected_format = exc.status_code in (400, 422) or "response_format" in str(exc)
+                if not (options.json_schema and self._schema_style == "json_schema" and rejected_format):
                     raise
-                self._schema_style = "json_object"  # llama-cpp-python's server: schema inside json_object
+                # llama-cpp-python's server wants the schema inside a json_object format (and says so with a 500).
+                self._schema_style = "json_object"
                 request["response_format"] = self._response_format(options.json_schema)
                 chunks = self._client.chat.completions.create(**request)
             for chunk in chunks:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import textwrap
+import uuid
 
 import pytest
 
@@ -17,8 +18,9 @@ from models.registry import BundledModel, check_gguf_file, prepare_bundled, reso
 def fake_parts(tmp_path, monkeypatch):
     """Three importable part packages whose concatenation is a tiny 'GGUF' file."""
     chunks = [b"GGUF" + b"a" * 100, b"b" * 50, b"c" * 70]
+    prefix = f"fakemodel{uuid.uuid4().hex[:8]}-part"  # unique: imported modules stay cached in sys.modules
     for i, chunk in enumerate(chunks, 1):
-        package = tmp_path / "site" / f"fakemodel_part{i}"
+        package = tmp_path / "site" / f"{prefix.replace('-', '_')}{i}"
         package.mkdir(parents=True)
         (package / "part.bin").write_bytes(chunk)
         (package / "__init__.py").write_text(textwrap.dedent(f"""
@@ -28,7 +30,7 @@ def fake_parts(tmp_path, monkeypatch):
         """))
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     data = b"".join(chunks)
-    spec = BundledModel("tiny", "test model", "fakemodel-part", 3, "1.0", len(data),
+    spec = BundledModel("tiny", "test model", prefix, 3, "1.0", len(data),
                         hashlib.sha256(data).hexdigest(), "tiny.gguf")
     monkeypatch.setitem(registry.BUNDLED, "tiny", spec)
     return spec, data, tmp_path / "cache"
@@ -47,7 +49,7 @@ def test_parts_are_assembled_once_and_verified(fake_parts):
 
 def test_damaged_part_gives_checksum_error_and_leaves_no_file(fake_parts, tmp_path):
     spec, _, cache = fake_parts
-    (tmp_path / "site" / "fakemodel_part2" / "part.bin").write_bytes(b"X" * 50)
+    (tmp_path / "site" / f"{spec.module_name(2)}" / "part.bin").write_bytes(b"X" * 50)
     with pytest.raises(ModelError, match="wrong checksum.*force-reinstall"):
         prepare_bundled("tiny", cache)
     assert not list(cache.glob("*.gguf")) and not list(cache.glob("*.partial"))

@@ -1,0 +1,61 @@
+"""The real fast model (Qwen2.5-Coder-0.5B) through llama.cpp: streaming, constraints, log-probabilities, and
+one question asked of the demo corpus through the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from models.llm import GenerationOptions
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.real_model
+
+
+def test_stream_matches_final_text_and_counts_tokens(fast_llm):
+    items = list(fast_llm.stream([{"role": "user", "content": "Name three primary colours."}],
+                                 GenerationOptions(max_tokens=40)))
+    pieces, result = items[:-1], items[-1]
+    assert len(pieces) > 3 and "".join(pieces) == result.text
+    assert result.prompt_tokens > 10 and 3 < result.completion_tokens <= 40
+
+
+def test_json_schema_output_always_parses(fast_llm):
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
+              "required": ["city", "country"], "additionalProperties": False}
+    result = fast_llm.chat([{"role": "user", "content": "Name a city in Japan."}],
+                           GenerationOptions(max_tokens=60, json_schema=schema))
+    reply = result.json()
+    assert set(reply) == {"city", "country"}
+
+
+def test_grammar_and_first_token_probability(fast_llm):
+    result = fast_llm.chat([{"role": "user", "content": "Is water wet? Answer Yes or No."}],
+                           GenerationOptions(max_tokens=2, grammar='root ::= "Yes" | "No"', top_logprobs=10))
+    assert result.text in {"Yes", "No"}
+    yes, no = result.first_token_probability(("yes",)), result.first_token_probability(("no",))
+    assert 0.0 <= yes <= 1.0 and 0.0 <= no <= 1.0 and yes + no <= 1.0 + 1e-6
+    assert yes + no > 0.5  # the model's own odds put most of the mass on the two answers
+
+
+def test_cli_answers_from_the_demo_corpus_citing_a_retrieved_passage(demo_data_dir, fast_model_path):
+    env = {**os.environ, "RQA_DATA_DIR": str(demo_data_dir)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "--model", "fast", "ask",
+         "Who directed the film Back to the Future?", "--method", "oner", "--corpus", "demo", "--json"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    retrieved = [e for e in events if e["kind"] == "retrieve" and e["status"] == "done"][0]["payload"]["passages"]
+    answer = events[-1]
+    assert answer["kind"] == "answer" and answer["status"] == "done"
+    assert answer["payload"]["citations"], answer["payload"]["answer"]
+    cited = [retrieved[n - 1] for n in answer["payload"]["citations"]]
+    assert "Zemeckis" in answer["payload"]["answer"]
+    assert any("Zemeckis" in passage["text"] for passage in cited)
+    assert sum(e["kind"] == "answer_token" for e in events) > 3  # streamed, not one block
