@@ -11,10 +11,9 @@ import logging
 import sys
 from pathlib import Path
 
-from tqdm import tqdm
-
 from corpora.store import CollectionError
 from models.errors import ModelError
+from pipeline.progress import ProgressBar
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
 
 log = logging.getLogger("app")
@@ -40,13 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         log.info("Loading the model '%s'...", args.model)
         runtime.llm()
         if not args.no_demo:
-            bar = tqdm(total=0, desc="Demo corpus (first start only)", unit="passage", leave=False)
-
-            def update(done: int, total: int) -> None:
-                bar.total, bar.n = total, done
-                bar.refresh()
-
-            runtime.ensure_demo(update)
+            bar = ProgressBar("Ingesting the demo corpus (first start only)")
+            runtime.ensure_demo(bar)
             bar.close()
     except (ModelError, CollectionError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -58,7 +59,8 @@ class LlamaCppChatModel(ChatModel):
             self._llama = llama_cpp.Llama(
                 model_path=str(model_path),
                 n_ctx=n_ctx,
-                n_threads=n_threads,
+                # llama-cpp-python's default is half the cores: one thread on a 2-core laptop halves generation.
+                n_threads=n_threads or os.cpu_count() or 1,
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:

@@ -22,20 +22,10 @@ from models.errors import ModelError
 from models.registry import BUNDLED, prepare_bundled
 from pipeline.events import EventKind, Status
 from pipeline.methods import METHODS, run_method
+from pipeline.progress import ProgressBar
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
 from pipeline.settings import Settings
 from pipeline.web import WebSource
-
-
-def _bar(desc: str):
-    bar = tqdm(total=0, desc=desc, unit="passage", file=sys.stderr, leave=False)
-
-    def update(done: int, total: int, *_ignored) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-
-    return bar, update
 
 
 def _runtime(args) -> Runtime:
@@ -46,8 +36,8 @@ def _ask(args) -> int:
     runtime = _runtime(args)
     collections = [c for c in args.corpus.split(",") if c] if args.corpus else []
     if DEMO_COLLECTION in collections:
-        bar, update = _bar("Ingesting the demo corpus (first run only)")
-        runtime.ensure_demo(update)
+        bar = ProgressBar("Ingesting the demo corpus (first run only)")
+        runtime.ensure_demo(bar)
         bar.close()
     settings = Settings(top_k=args.top_k, use_web=args.web)
     ctx = runtime.context(collections, settings=settings, web=WebSource() if args.web else None)
@@ -80,8 +70,8 @@ def _ask(args) -> int:
 def _ingest(args) -> int:
     runtime = _runtime(args)
     collection = runtime.store.create(args.collection)
-    bar, update = _bar(f"Ingesting into {args.collection}")
-    outcomes = ingest_files(collection, [(Path(f), Path(f).name) for f in args.files], update)
+    bar = ProgressBar(f"Ingesting into {args.collection}")
+    outcomes = ingest_files(collection, [(Path(f), Path(f).name) for f in args.files], bar)
     bar.close()
     for outcome in outcomes:
         print(f"{outcome.status:9} {outcome.name}: {outcome.passages} passages {outcome.message}".rstrip())

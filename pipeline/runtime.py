@@ -21,8 +21,8 @@ from pipeline.web import WebSource
 
 
 def default_data_dir() -> Path:
-    """``$RQA_DATA_DIR``, else ``data/`` beside the code."""
-    return Path(os.environ.get("RQA_DATA_DIR", Path(__file__).resolve().parent.parent / "data"))
+    """``$RQA_DATA_DIR``, else ``storage/`` beside the code."""
+    return Path(os.environ.get("RQA_DATA_DIR", Path(__file__).resolve().parent.parent / "storage"))
 
 
 @dataclass(frozen=True)

@@ -91,3 +91,32 @@ def test_rank_fusion_reranker_orders_a_pool_by_a_new_query(embeddings):
     top = RankFusionReranker(embeddings).rerank("Which river runs through Paris?", pool, 2)
     assert top[0].page_content == "The Seine flows through Paris." and len(top) == 2
     assert top[0].metadata["rerank_score"] > top[1].metadata["rerank_score"]
+
+
+def test_llm_relevance_reranker_uses_the_probability_of_yes():
+    from models.rerankers import LLMRelevanceReranker
+    from tests.fakes import ScriptedLLM
+
+    pool = [Document(page_content=t, metadata={"title": ""}) for t in ["about cats", "about rivers"]]
+    odds = {"about cats": -2.0, "about rivers": -0.1}  # log P("Yes") per passage
+
+    def reply(messages, options):
+        llm.logprobs = {"Yes": odds["about rivers" if "rivers" in messages[-1]["content"] else "about cats"],
+                        "No": -1.0}
+        return "Yes"
+
+    llm = ScriptedLLM(reply, logprobs={})
+    top = LLMRelevanceReranker(llm, "Question: {question}\nPassage: {passage}\nRelevant?").rerank("rivers", pool, 2)
+    assert [d.page_content for d in top] == ["about rivers", "about cats"]
+    assert llm.calls[0][1].grammar and llm.calls[0][1].top_logprobs > 0
+
+
+def test_cross_encoder_reranker_loads_from_a_local_path(tmp_path):
+    from models.embeddings import bundled_embedder_path
+    from models.rerankers import CrossEncoderReranker
+
+    # No trained cross-encoder is packaged; a MiniLM with an untrained head proves the loading path only.
+    reranker = CrossEncoderReranker(bundled_embedder_path())
+    pool = [Document(page_content=t, metadata={"title": ""}) for t in ["a", "b", "c"]]
+    top = reranker.rerank("q", pool, 2)
+    assert len(top) == 2 and all("rerank_score" in d.metadata for d in top)

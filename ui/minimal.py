@@ -7,6 +7,8 @@ import threading
 import gradio as gr
 
 from corpora.demo import DEMO_COLLECTION
+from corpora.store import CollectionError
+from models.errors import ModelError
 from pipeline.methods import METHODS, run_method
 from pipeline.runtime import Runtime
 from pipeline.settings import Settings
@@ -25,7 +27,12 @@ def build_app(runtime: Runtime) -> gr.Blocks:
         cancel = threading.Event()
         history = history + [{"role": "user", "content": question}, {"role": "assistant", "content": "…"}]
         yield history, "_Starting…_", cancel
-        ctx = runtime.context(collections or [], settings=Settings())
+        try:
+            ctx = runtime.context(collections or [], settings=Settings())
+        except (CollectionError, ModelError) as exc:
+            history[-1] = {"role": "assistant", "content": f"Cannot answer: {exc}"}
+            yield history, gr.update(), cancel
+            return
         ctx.cancel = cancel
         log = StepLog()
         for event in run_method(method, question, ctx):

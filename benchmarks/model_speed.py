@@ -1,0 +1,70 @@
+"""Model load time and prompt / generation speed of the bundled models through the public ``ChatModel``.
+
+    python -m benchmarks.model_speed --models default,fast --repeats 5
+
+Prompt tokens/s = prompt tokens / time to the first streamed piece (prompt evaluation); generation tokens/s =
+(completion tokens - 1) / the rest of the time. Each repeat starts its prompt with a new nonce, so llama.cpp's
+prefix cache cannot help. Figures are medians over the repeats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import uuid
+
+from benchmarks.common import machine, median, table
+from models.llama_backend import LlamaCppChatModel
+from models.llm import ChatResult, GenerationOptions
+from models.registry import BUNDLED, prepare_bundled
+
+FILLER = ("The history of the printing press begins with movable type in East Asia and continues with "
+          "Gutenberg's press in Mainz around 1440, which spread across Europe within fifty years. ") * 12
+
+
+def measure(model: LlamaCppChatModel, max_tokens: int) -> tuple[float, float, int, int]:
+    messages = [
+        {"role": "system", "content": f"Session {uuid.uuid4().hex}. You are a helpful writer."},
+        {"role": "user", "content": FILLER + "\nWrite a long, detailed essay about the printing press."},
+    ]
+    start = time.perf_counter()
+    first = None
+    result = None
+    for item in model.stream(messages, GenerationOptions(max_tokens=max_tokens)):
+        if isinstance(item, ChatResult):
+            result = item
+        elif first is None:
+            first = time.perf_counter() - start
+    total = time.perf_counter() - start
+    return (result.prompt_tokens / first, (result.completion_tokens - 1) / (total - first),
+            result.prompt_tokens, result.completion_tokens)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", default="default,fast")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--max-tokens", type=int, default=128)
+    args = parser.parse_args()
+    rows = []
+    for key in args.models.split(","):
+        path = prepare_bundled(key)
+        loads = []
+        for _ in range(args.repeats):
+            model = LlamaCppChatModel(path)
+            loads.append(model.load_seconds)
+            model.close()
+        model = LlamaCppChatModel(path)
+        measure(model, 8)  # warm-up
+        runs = [measure(model, args.max_tokens) for _ in range(args.repeats)]
+        model.close()
+        rows.append([f"{key} ({BUNDLED[key].description})", f"{median(loads):.2f}",
+                     f"{median([r[0] for r in runs]):.0f}", f"{median([r[1] for r in runs]):.1f}",
+                     f"{median([r[2] for r in runs]):.0f}", f"{median([r[3] for r in runs]):.0f}"])
+    print(f"Machine: {machine()}\n")
+    print(table(["model", "load s (median)", "prompt tok/s", "generation tok/s", "prompt tokens",
+                 "generated tokens"], rows))
+
+
+if __name__ == "__main__":
+    main()
