@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import machine, median, table
+from pipeline.reporting import machine, median, table
 from corpora.demo import demo_passages
 from corpora.store import CollectionStore
 from models.embeddings import SentenceEmbeddings

@@ -13,7 +13,7 @@ import argparse
 import time
 import uuid
 
-from benchmarks.common import machine, median, table
+from pipeline.reporting import machine, median, table
 from models.llama_backend import LlamaCppChatModel
 from models.llm import ChatResult, GenerationOptions
 from models.registry import BUNDLED, prepare_bundled

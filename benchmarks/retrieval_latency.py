@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import machine, median, table
+from pipeline.reporting import machine, median, table
 from corpora.demo import demo_passages
 from corpora.store import CollectionStore
 from models.embeddings import SentenceEmbeddings

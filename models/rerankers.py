@@ -48,6 +48,16 @@ class RankFusionReranker:
 
     def __init__(self, embeddings: Embeddings) -> None:
         self.embeddings = embeddings
+        self._vectors: dict[str, list[float]] = {}  # by passage id: a pool is re-ranked for many queries
+
+    def _embed(self, documents: list[Document], texts: list[str]) -> np.ndarray:
+        missing = [i for i, d in enumerate(documents) if d.id is None or d.id not in self._vectors]
+        fresh = self.embeddings.embed_documents([texts[i] for i in missing]) if missing else []
+        vectors = {i: v for i, v in zip(missing, fresh)}
+        for i, vector in vectors.items():
+            if documents[i].id is not None:
+                self._vectors[documents[i].id] = vector
+        return np.asarray([vectors[i] if i in vectors else self._vectors[d.id] for i, d in enumerate(documents)])
 
     def rerank(self, query: str, documents: list[Document], top_k: int) -> list[Document]:
         if not documents:
@@ -55,7 +65,7 @@ class RankFusionReranker:
         texts = _texts(documents)
         keys = [str(i) for i in range(len(documents))]
         sparse = [str(row) for row, _ in bm25_top(build_bm25(texts), query, len(texts), len(texts))]
-        doc_vectors = np.asarray(self.embeddings.embed_documents(texts))
+        doc_vectors = self._embed(documents, texts)
         query_vector = np.asarray(self.embeddings.embed_query(query))
         dense = [keys[i] for i in np.argsort(-(doc_vectors @ query_vector))]
         fused = reciprocal_rank_fusion([sparse, dense])

@@ -41,10 +41,19 @@ def load_prompt(name: str) -> Prompt:
     return Prompt(name=name, template=ChatPromptTemplate.from_messages(parts), max_tokens=int(spec["max_tokens"]))
 
 
+def answer_prompt(step: str, style: str) -> Prompt:
+    """The prompt of an answering step in the given answer style (``long`` or ``short``)."""
+    return load_prompt(step if style == "long" else f"{step}_{style}")
+
+
 @functools.lru_cache(maxsize=None)
 def load_demos(name: str) -> tuple[dict[str, str], ...]:
     """The demonstrations in ``pipeline/prompts/demos/NAME.yaml`` (a list of ``{user, assistant}``)."""
-    return tuple(yaml.safe_load((PROMPT_DIR / "demos" / f"{name}.yaml").read_text(encoding="utf-8")))
+    demos = yaml.safe_load((PROMPT_DIR / "demos" / f"{name}.yaml").read_text(encoding="utf-8"))
+    for demo in demos:
+        if not (isinstance(demo.get("user"), str) and isinstance(demo.get("assistant"), str)):
+            raise ValueError(f"demos/{name}.yaml: every demo needs string 'user' and 'assistant' (quote yes/no).")
+    return tuple(demos)
 
 
 def _literal(text: str) -> str:

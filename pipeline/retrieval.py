@@ -12,7 +12,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
 from corpora.store import PassageCollection
-from models.rerankers import reciprocal_rank_fusion
+from models.rerankers import Reranker, reciprocal_rank_fusion
 from pipeline.web import WebSearchError, WebSource
 
 CANDIDATES_PER_LIST = 4  # each ranker contributes k * this many candidates before fusion
@@ -77,6 +77,18 @@ class HybridRetriever:
         else:
             merged = local or web_docs
         return Retrieved(passages=deduplicate(merged)[:k], warnings=warnings)
+
+
+class PoolRetriever:
+    """Retrieval restricted to a fixed set of passages (the per-question setting of multi-document QA): the
+    reranker orders the pool for each query."""
+
+    def __init__(self, passages: list[Document], reranker: Reranker) -> None:
+        self.passages = deduplicate(passages)
+        self.reranker = reranker
+
+    def retrieve(self, query: str, k: int) -> Retrieved:
+        return Retrieved(passages=self.reranker.rerank(query, self.passages, k))
 
 
 class LangChainHybridRetriever(BaseRetriever):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 
@@ -17,6 +19,11 @@ class Settings(BaseModel):
     )
     answer_max_tokens: int | None = Field(
         None, description="Override the answer prompt's own budget (prompts/*.yaml max_tokens)."
+    )
+    answer_style: Literal["long", "short"] = Field(
+        "long",
+        description="long: a few sentences citing passages (the app, ASQA); short: a phrase only, for datasets "
+        "scored by EM/F1 against short answers (the IRCoT reader, FlashRAG).",
     )
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="Greedy decoding makes runs reproducible.")
     use_web: bool = Field(False, description="Add DuckDuckGo results to local passages.")

@@ -7,7 +7,7 @@ from typing import Iterator
 from pipeline.answering import stream_answer
 from pipeline.context import RunContext
 from pipeline.events import StepEvent, Tracer
-from pipeline.prompting import load_prompt
+from pipeline.prompting import answer_prompt
 
 NAME = "nor"
 LABEL = "NoR (no retrieval)"
@@ -15,4 +15,5 @@ LABEL = "NoR (no retrieval)"
 
 def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
     """Answer ``question`` from the model alone."""
-    yield from stream_answer(ctx, tracer, load_prompt("nor_answer"), {"question": question}, passages=[])
+    prompt = answer_prompt("nor_answer", ctx.settings.answer_style)
+    yield from stream_answer(ctx, tracer, prompt, {"question": question}, passages=[])

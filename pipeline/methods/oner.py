@@ -7,7 +7,7 @@ from typing import Iterator
 from pipeline.answering import retrieve_step, stream_answer
 from pipeline.context import RunContext
 from pipeline.events import StepEvent, Tracer
-from pipeline.prompting import format_passages, load_prompt
+from pipeline.prompting import answer_prompt, format_passages
 
 NAME = "oner"
 LABEL = "OneR (retrieve once)"
@@ -18,4 +18,5 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
     passages = yield from retrieve_step(ctx, tracer, question)
     ctx.check_cancelled()
     values = {"question": question, "passages": format_passages(passages) or "(no passages found)"}
-    yield from stream_answer(ctx, tracer, load_prompt("oner_answer"), values, passages)
+    prompt = answer_prompt("oner_answer", ctx.settings.answer_style)
+    yield from stream_answer(ctx, tracer, prompt, values, passages)

@@ -1,4 +1,4 @@
-"""Shared helpers for the benchmark commands: the machine description and a Markdown table."""
+"""Reporting helpers shared by the evaluation and the benchmarks: the machine description and Markdown tables."""
 
 from __future__ import annotations
 

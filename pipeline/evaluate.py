@@ -1,0 +1,97 @@
+"""Score methods on a QA dataset with the same method code the app runs.
+
+    python -m pipeline.evaluate --data data/eval/hotpotqa.jsonl --methods nor,oner --limit 20 \\
+        --model default --out results.json [--setting closed|per-question] [--top-k 5]
+
+Resumable: items already in ``--out`` (computed with the same data, model, setting and top-k) are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from pipeline.reporting import machine, table
+from corpora.store import CollectionError
+from models.errors import ModelError
+from models.rerankers import RankFusionReranker
+from pipeline.evaluation.data import load_items
+from pipeline.evaluation.harness import ResultsFile, closed_corpus, data_config, make_context, run_item
+from pipeline.methods import METHODS
+from pipeline.progress import ProgressBar
+from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
+from pipeline.settings import Settings
+
+COLUMNS = [("em", "EM"), ("f1", "F1"), ("str_em", "STR-EM"), ("rouge_l", "ROUGE-L"),
+           ("str_em_rouge_l_geomean", "geomean(STR-EM, ROUGE-L)"), ("support_recall", "support recall")]
+
+
+def report(results: dict) -> str:
+    """The side-by-side table of a results file."""
+    present = [(k, label) for k, label in COLUMNS if any(k in m["metrics"] for m in results["methods"].values())]
+    rows = []
+    for method, summary in results["methods"].items():
+        cost = summary["cost"]
+        rows.append([method, cost["n"]] + [f"{summary['metrics'][k]:.1f}" if k in summary["metrics"] else "-"
+                                           for k, _ in present]
+                    + [f"{cost['llm_calls_mean']:.1f}", f"{cost['prompt_tokens_mean']:.0f}",
+                       f"{cost['completion_tokens_mean']:.0f}", f"{cost['wall_s_median']:.1f}",
+                       f"{cost['wall_s_p90']:.1f}", f"{100 * cost['llm_share_of_wall']:.0f}%", cost["errors"]])
+    header = ["method", "n"] + [label for _, label in present] + [
+        "LLM calls", "prompt tok", "gen tok", "median s", "p90 s", "LLM share", "errors"]
+    return table(header, rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    parser = argparse.ArgumentParser(prog="python -m pipeline.evaluate", description=__doc__.split("\n")[0])
+    parser.add_argument("--data", required=True, type=Path, help="JSONL in the schema of data/eval")
+    parser.add_argument("--methods", default="nor,oner", help=f"comma-separated: {', '.join(METHODS)}")
+    parser.add_argument("--limit", type=int, default=None, help="the first N items")
+    parser.add_argument("--model", default="default", help="default | fast | PATH.gguf | openai:URL[#MODEL]")
+    parser.add_argument("--out", type=Path, default=Path("results.json"))
+    parser.add_argument("--setting", default="closed", help="closed (all passages of the file pooled) or "
+                        "per-question (each item's own passages)")
+    parser.add_argument("--top-k", type=int, default=Settings().top_k)
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir(), help="where the corpus is cached")
+    args = parser.parse_args(argv)
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = [m for m in methods if m not in METHODS]
+    try:
+        if unknown:
+            raise ValueError(f"Unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}.")
+        items = load_items(args.data, args.limit)
+        config = data_config(args.data, args.model, args.setting, args.top_k)
+        results = ResultsFile(args.out, config, machine())
+        runtime = Runtime(RuntimeConfig(data_dir=args.data_dir, model=args.model))
+        collection = None
+        if args.setting == "closed":
+            bar = ProgressBar("Indexing the closed corpus (cached)")
+            collection = closed_corpus(runtime.store, load_items(args.data), config.data_sha256, bar)
+            bar.close()
+        llm = runtime.llm()
+        reranker = RankFusionReranker(runtime.embeddings)
+    except (ValueError, OSError, ModelError, CollectionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    todo = [(m, item) for m in methods for item in items if not results.done(item.id, m)]
+    with tqdm(total=len(todo), desc=f"{args.data.name}", unit="run", file=sys.stderr) as bar:
+        for method, item in todo:
+            bar.set_postfix_str(method)
+            ctx = make_context(llm, item, args.setting, collection, reranker, args.top_k)
+            results.add(run_item(method, item, ctx))
+            bar.update()
+    results.save()
+    print(f"{args.data} · {args.setting} corpus · model {args.model} · {results.data['n']} items\n")
+    print(report(results.data))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

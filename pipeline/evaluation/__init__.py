@@ -1,0 +1,1 @@
+"""Evaluation: the method generators scored on QA datasets in the schema of ``data/eval``."""
