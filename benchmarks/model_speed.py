@@ -2,7 +2,8 @@
 
     python -m benchmarks.model_speed --models default,fast --repeats 5
 
-Prompt tokens/s = prompt tokens / time to the first streamed piece (prompt evaluation); generation tokens/s =
+Cold load: the GGUF dropped from the page cache first (needs root), as on the first start after a reboot;
+warm load: the file already cached, as on every later start. Prompt tokens/s = prompt tokens / time to the first streamed piece (prompt evaluation); generation tokens/s =
 (completion tokens - 1) / the rest of the time. Each repeat starts its prompt with a new nonce, so llama.cpp's
 prefix cache cannot help. Figures are medians over the repeats.
 """
@@ -10,8 +11,10 @@ prefix cache cannot help. Figures are medians over the repeats.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import uuid
+from pathlib import Path
 
 from pipeline.reporting import machine, median, table
 from models.llama_backend import LlamaCppChatModel
@@ -40,6 +43,18 @@ def measure(model: LlamaCppChatModel, max_tokens: int) -> tuple[float, float, in
             result.prompt_tokens, result.completion_tokens)
 
 
+def cold_load_seconds(path) -> float | None:
+    """Load time with the file out of the page cache (the first start after a reboot); None without root."""
+    try:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError:
+        return None
+    model = LlamaCppChatModel(path)
+    model.close()
+    return model.load_seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", default="default,fast")
@@ -49,6 +64,7 @@ def main() -> None:
     rows = []
     for key in args.models.split(","):
         path = prepare_bundled(key)
+        cold = [cold_load_seconds(path) for _ in range(args.repeats)]
         loads = []
         for _ in range(args.repeats):
             model = LlamaCppChatModel(path)
@@ -58,11 +74,12 @@ def main() -> None:
         measure(model, 8)  # warm-up
         runs = [measure(model, args.max_tokens) for _ in range(args.repeats)]
         model.close()
-        rows.append([f"{key} ({BUNDLED[key].description})", f"{median(loads):.2f}",
+        cold_text = f"{median(cold):.2f}" if None not in cold else "n/a (needs root)"
+        rows.append([f"{key} ({BUNDLED[key].description})", cold_text, f"{median(loads):.2f}",
                      f"{median([r[0] for r in runs]):.0f}", f"{median([r[1] for r in runs]):.1f}",
                      f"{median([r[2] for r in runs]):.0f}", f"{median([r[3] for r in runs]):.0f}"])
     print(f"Machine: {machine()}\n")
-    print(table(["model", "load s (median)", "prompt tok/s", "generation tok/s", "prompt tokens",
+    print(table(["model", "cold load s", "warm load s", "prompt tok/s", "generation tok/s", "prompt tokens",
                  "generated tokens"], rows))
 
 

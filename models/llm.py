@@ -33,7 +33,11 @@ class GenerationOptions:
 
 @dataclass
 class TokenLogprob:
-    """One generated token, its log-probability and the best alternatives at that position."""
+    """One generation step: a token, its log-probability and the best alternatives at that position.
+
+    From llama.cpp in-process the distribution is the model's own, taken before a grammar masks it, and
+    ``token`` is its most likely token; from a server, ``token`` is the token it sampled.
+    """
 
     token: str
     logprob: float

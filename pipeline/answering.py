@@ -7,6 +7,7 @@ from typing import Generator, Iterator
 
 from langchain_core.documents import Document
 
+from models.errors import LLMCallError
 from models.llm import ChatResult, GenerationOptions
 from pipeline.context import RunContext
 from pipeline.events import EventKind, Status, StepEvent, Tracer, passage_payload
@@ -72,7 +73,8 @@ def stream_answer(
         else:
             yield tracer.event(EventKind.ANSWER_TOKEN, title, id=step, parent_id=parent_id,
                                status=Status.RUNNING, payload={"text": piece})
-    assert result is not None
+    if result is None:
+        raise LLMCallError(f"{ctx.llm.name} ended without a result.")
     text = result.text.strip()
     cited = cited_numbers(text, len(passages))
     yield tracer.event(

@@ -46,6 +46,7 @@ def test_results_file_and_resume(toy, capsys):
     oner = results["methods"]["oner"]
     assert oner["metrics"]["em"] == 100.0 and oner["metrics"]["f1"] == 100.0
     assert 0 < oner["metrics"]["support_recall"] <= 100.0
+    assert "support_recall" not in results["methods"]["nor"]["metrics"]  # NoR retrieves nothing
     assert oner["cost"]["llm_calls_mean"] == 1.0 and oner["cost"]["wall_s_median"] > 0
     assert {(r["id"], r["method"]) for r in results["items"]} == {(i, m) for i in ("q1", "q2") for m in ("nor", "oner")}
     assert all(r["scores"] and r["cost"] and "prediction" in r for r in results["items"])

@@ -68,18 +68,19 @@ def test_geometric_mean_and_recall():
 @pytest.mark.parametrize("name", ["hotpotqa", "2wikimultihopqa", "musique"])
 def test_gold_scores_100_and_wrong_scores_0_on_real_items(name):
     for item in load_items(EVAL / f"{name}.jsonl", limit=10):
-        assert score(item, item.answers[0], set())["em"] == 1.0
-        assert score(item, item.answers[0], set())["f1"] == 1.0
-        wrong = score(item, "zzyzx quantum marmalade", set())
+        assert score(item, item.answers[0], None)["em"] == 1.0
+        assert score(item, item.answers[0], None)["f1"] == 1.0
+        wrong = score(item, "zzyzx quantum marmalade", None)
         assert wrong["em"] == 0.0 and wrong["f1"] == 0.0
         assert score(item, "", item.supporting_ids())["support_recall"] == 1.0
         assert score(item, "", set())["support_recall"] == 0.0
+        assert "support_recall" not in score(item, "", None)  # no retrieval step: no recall
 
 
 def test_asqa_gold_and_wrong():
     for item in load_items(EVAL / "asqa.jsonl", limit=10):
         all_short = " ; ".join(a for pair in item.qa_pairs for a in pair["short_answers"])
-        assert score(item, all_short, set())["str_em"] == 1.0
-        assert score(item, item.long_answers[0], set())["rouge_l"] == pytest.approx(1.0)
-        wrong = score(item, "zzyzx quantum marmalade", set())
+        assert score(item, all_short, None)["str_em"] == 1.0
+        assert score(item, item.long_answers[0], None)["rouge_l"] == pytest.approx(1.0)
+        wrong = score(item, "zzyzx quantum marmalade", None)
         assert wrong["str_em"] == 0.0 and wrong["rouge_l"] == 0.0 and wrong["str_em_rouge_l_geomean"] == 0.0

@@ -51,7 +51,10 @@ def closed_corpus(store: CollectionStore, items: list[EvalItem], data_sha256: st
     return collection
 
 
-def _passage_ids(events: list[StepEvent]) -> set[str]:
+def _passage_ids(events: list[StepEvent]) -> set[str] | None:
+    """Ids of every passage the run retrieved or gave the model; None when it had no retrieval step."""
+    if not any(e.kind == EventKind.RETRIEVE for e in events):
+        return None
     ids = set()
     for event in events:
         if event.kind in (EventKind.RETRIEVE, EventKind.ANSWER) and event.status == Status.DONE:
@@ -59,9 +62,10 @@ def _passage_ids(events: list[StepEvent]) -> set[str]:
     return ids
 
 
-def score(item: EvalItem, prediction: str, retrieved: set[str]) -> dict[str, float]:
+def score(item: EvalItem, prediction: str, retrieved: set[str] | None) -> dict[str, float]:
     """The item's scores in 0..1: STR-EM / ROUGE-L / their geometric mean for long-form items, EM / F1
-    otherwise, and retrieval recall of supporting passages when the item marks any."""
+    otherwise, and recall of supporting passages when the run retrieved (``retrieved`` not None) and the item
+    marks supporting passages."""
     answer = metrics.strip_citations(prediction)
     if item.is_long_form:
         out = {"str_em": metrics.str_em(answer, item.qa_pairs), "rouge_l": metrics.rouge_l(answer, item.long_answers)}
@@ -69,7 +73,7 @@ def score(item: EvalItem, prediction: str, retrieved: set[str]) -> dict[str, flo
     else:
         out = {"em": metrics.best_over_aliases(metrics.exact_match, answer, item.answers),
                "f1": metrics.best_over_aliases(metrics.f1, answer, item.answers)}
-    found = metrics.recall(retrieved, item.supporting_ids())
+    found = None if retrieved is None else metrics.recall(retrieved, item.supporting_ids())
     if found is not None:
         out["support_recall"] = found
     return out
