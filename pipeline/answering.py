@@ -27,7 +27,8 @@ def cited_numbers(text: str, n_passages: int) -> list[int]:
 
 
 def retrieve_step(
-    ctx: RunContext, tracer: Tracer, query: str, *, parent_id: str | None = None, title: str | None = None
+    ctx: RunContext, tracer: Tracer, query: str, *, parent_id: str | None = None, title: str | None = None,
+    k: int | None = None,
 ) -> Generator[StepEvent, None, list[Document]]:
     """Yield the retrieval step's events (and a warning per failed source); return the passages
     (``passages = yield from retrieve_step(...)``)."""
@@ -35,7 +36,7 @@ def retrieve_step(
     title = title or f"Retrieve: {query}"
     yield tracer.event(EventKind.RETRIEVE, title, id=step, parent_id=parent_id, status=Status.RUNNING,
                        payload={"query": query})
-    result = ctx.retrieve(query)
+    result = ctx.retrieve(query, k)
     for warning in result.warnings:
         yield tracer.event(EventKind.WARNING, warning, parent_id=step, payload={"message": warning})
     yield tracer.event(
@@ -57,6 +58,7 @@ def stream_answer(
     *,
     parent_id: str | None = None,
     title: str = "Answer",
+    extra: dict | None = None,
 ) -> Iterator[StepEvent]:
     """Generate the answer, yielding one ``answer_token`` event per piece (all with the answer step's id:
     consumers append their text) and a final ``answer`` event with the text, citations and cost."""
@@ -87,6 +89,7 @@ def stream_answer(
             "citations": cited,
             "passages": [passage_payload(p, i) for i, p in enumerate(passages, 1)],
             "finish_reason": result.finish_reason,
+            **(extra or {}),
         },
         llm_calls=1,
         prompt_tokens=result.prompt_tokens,

@@ -5,8 +5,11 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from langchain_core.embeddings import Embeddings
+
 from models.llm import ChatModel
-from pipeline.retrieval import HybridRetriever, Retrieved
+from models.rerankers import Reranker
+from pipeline.retrieval import HybridRetriever, PoolRetriever, Retrieved
 from pipeline.settings import Settings
 
 
@@ -20,13 +23,20 @@ class RunContext:
     tokens, so a stop never touches another session's run."""
 
     llm: ChatModel
-    retriever: HybridRetriever | None = None
+    retriever: HybridRetriever | PoolRetriever | None = None
     settings: Settings = field(default_factory=Settings)
+    embeddings: Embeddings | None = None  # for demo selection and relevance checks
+    reranker: Reranker | None = None  # orders a pool of passages for a new query
     cancel: threading.Event = field(default_factory=threading.Event)
 
     def check_cancelled(self) -> None:
         if self.cancel.is_set():
             raise Cancelled()
+
+    def require_embeddings(self) -> Embeddings:
+        if self.embeddings is None:
+            raise ValueError("This method needs an embedding model in its run context.")
+        return self.embeddings
 
     def retrieve(self, query: str, k: int | None = None) -> Retrieved:
         if self.retriever is None:

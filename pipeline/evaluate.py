@@ -27,7 +27,8 @@ from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
 from pipeline.settings import Settings
 
 COLUMNS = [("em", "EM"), ("f1", "F1"), ("str_em", "STR-EM"), ("rouge_l", "ROUGE-L"),
-           ("str_em_rouge_l_geomean", "geomean(STR-EM, ROUGE-L)"), ("support_recall", "support recall")]
+           ("str_em_rouge_l_geomean", "geomean(STR-EM, ROUGE-L)"), ("support_recall", "support recall"),
+           ("kept_dq_answer_f1", "kept DQ Answer-F1"), ("pruned_dq_answer_f1", "pruned DQ Answer-F1")]
 
 
 def report(results: dict) -> str:

@@ -1,10 +1,12 @@
 """Prompts as data: each step's prompt is a YAML file in ``pipeline/prompts`` with a system and a user
-template (LangChain ``ChatPromptTemplate`` syntax), its generation budget, and optionally ``demos``: the name
-of a file in ``prompts/demos`` whose user/assistant pairs go before the question as prior chat turns."""
+template (LangChain ``ChatPromptTemplate`` syntax), its generation budget, and optionally ``demos`` (a file in
+``prompts/demos`` whose user/assistant pairs go before the question as prior chat turns), ``schema`` (a JSON
+schema file) or ``grammar`` (a GBNF file) constraining the reply."""
 
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +15,7 @@ from langchain_core.documents import Document
 from langchain_core.prompts import ChatPromptTemplate
 
 from models.langchain_chat import to_wire_messages
-from models.llm import Message
+from models.llm import GenerationOptions, Message
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
 
@@ -23,6 +25,13 @@ class Prompt:
     name: str
     template: ChatPromptTemplate
     max_tokens: int
+    json_schema: dict | None = None  # from the file named by ``schema:``
+    grammar: str | None = None  # GBNF, from the file named by ``grammar:``
+
+    def options(self, temperature: float = 0.0, max_tokens: int | None = None, top_logprobs: int = 0):
+        """Generation options for this prompt: its budget and its output constraint."""
+        return GenerationOptions(max_tokens=max_tokens or self.max_tokens, temperature=temperature,
+                                 json_schema=self.json_schema, grammar=self.grammar, top_logprobs=top_logprobs)
 
     def messages(self, **values: str) -> list[Message]:
         return to_wire_messages(self.template.format_messages(**values))
@@ -38,7 +47,13 @@ def load_prompt(name: str) -> Prompt:
         parts.append(("human", _literal(demo["user"].strip())))
         parts.append(("ai", _literal(demo["assistant"].strip())))
     parts.append(("human", spec["user"].strip()))
-    return Prompt(name=name, template=ChatPromptTemplate.from_messages(parts), max_tokens=int(spec["max_tokens"]))
+    return Prompt(
+        name=name,
+        template=ChatPromptTemplate.from_messages(parts),
+        max_tokens=int(spec["max_tokens"]),
+        json_schema=json.loads((PROMPT_DIR / spec["schema"]).read_text()) if spec.get("schema") else None,
+        grammar=(PROMPT_DIR / spec["grammar"]).read_text() if spec.get("grammar") else None,
+    )
 
 
 def answer_prompt(step: str, style: str) -> Prompt:

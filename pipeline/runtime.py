@@ -14,6 +14,7 @@ from corpora.store import CollectionStore
 from models.embeddings import SentenceEmbeddings
 from models.llm import ChatModel
 from models.loading import load_chat_model
+from models.rerankers import RankFusionReranker
 from pipeline.context import RunContext
 from pipeline.retrieval import HybridRetriever
 from pipeline.settings import Settings
@@ -42,6 +43,7 @@ class Runtime:
         self._embeddings: SentenceEmbeddings | None = None
         self._store: CollectionStore | None = None
         self._models: dict[str, ChatModel] = {}
+        self._reranker: RankFusionReranker | None = None
 
     @property
     def embeddings(self) -> SentenceEmbeddings:
@@ -56,6 +58,13 @@ class Runtime:
             if self._store is None:
                 self._store = CollectionStore(self.config.data_dir, self.embeddings, self.config.chroma_url)
             return self._store
+
+    @property
+    def reranker(self) -> RankFusionReranker:
+        with self._lock:
+            if self._reranker is None:
+                self._reranker = RankFusionReranker(self.embeddings)
+            return self._reranker
 
     def llm(self, choice: str | None = None) -> ChatModel:
         choice = choice or self.config.model
@@ -80,7 +89,8 @@ class Runtime:
         use_web = web if settings.use_web else None
         sources = self.store.open_many(collections)
         retriever = HybridRetriever(sources, use_web) if (sources or use_web) else None
-        return RunContext(llm=self.llm(model), retriever=retriever, settings=settings)
+        return RunContext(llm=self.llm(model), retriever=retriever, settings=settings,
+                          embeddings=self.embeddings, reranker=self.reranker)
 
     def close(self) -> None:
         for model in self._models.values():

@@ -7,6 +7,30 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 
+class ToCSettings(BaseModel):
+    """Tree of Clarifications (Kim et al., EMNLP 2023). Defaults are the paper's unless noted."""
+
+    pool_size: int = Field(20, ge=5, le=100, description="Passages retrieved for the ambiguous question, the pool "
+                           "every node re-ranks. The paper retrieves 100 from Wikipedia + Bing; 20 suits the "
+                           "local collections and keeps re-ranking fast on 2 cores (this app's choice).")
+    passages_per_prompt: int = Field(5, ge=1, le=10, description="Top-5 re-ranked passages per RAC prompt (Sec. "
+                                     "3.1); the 1.5B model does worse past 5 short passages (DESIGN.md).")
+    demos: int = Field(3, ge=0, le=8, description="Nearest-neighbour demos per RAC prompt. The paper uses 5; 3 "
+                       "keeps the prompt within the 2-core time budget (this app's choice).")
+    max_valid_nodes: int = Field(10, ge=1, le=20, description="Stop after 10 valid nodes (Sec. 3.2).")
+    max_depth: int = Field(3, ge=1, le=5, description="Maximum tree depth (Sec. 3.2).")
+    max_failed_expansions: int = Field(3, ge=1, le=10, description="Stop after 3 expansions in a row add no "
+                                       "valid node (Sec. 3.2).")
+    max_llm_calls: int = Field(19, ge=3, le=60, description="Fewer than 20 LLM calls per question (Sec. 4).")
+    min_valid_nodes: int = Field(2, ge=1, le=10, description="With fewer survivors, pruning is undone from the "
+                                 "nodes closest to the root (Sec. 3.3; the threshold is this app's choice).")
+    answer_passages: int = Field(5, ge=1, le=10, description="Answer-containing passages in the answer prompt "
+                                 "(Sec. 3.3).")
+    keep_threshold: float = Field(0.5, ge=0.0, le=1.0, description="A node is kept when its verification score "
+                                  "(mean of P(True) and the question's relevance to the ambiguous question) "
+                                  "reaches this (this app's choice; measured in docs/benchmarks.md).")
+
+
 class Settings(BaseModel):
     """Knobs shared by the methods; the UI and CLI override them per run."""
 
@@ -27,3 +51,4 @@ class Settings(BaseModel):
     )
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="Greedy decoding makes runs reproducible.")
     use_web: bool = Field(False, description="Add DuckDuckGo results to local passages.")
+    toc: ToCSettings = Field(default_factory=ToCSettings)

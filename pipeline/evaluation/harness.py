@@ -79,6 +79,35 @@ def score(item: EvalItem, prediction: str, retrieved: set[str] | None) -> dict[s
     return out
 
 
+def tree_nodes(events: list[StepEvent]) -> list[dict[str, Any]]:
+    """The final state of every clarification node a run produced (ToC), in creation order."""
+    final: dict[str, StepEvent] = {}
+    for event in events:
+        if event.kind == EventKind.EXPAND and "node" in event.payload:
+            final[event.id] = event
+    return [{**e.payload["node"], "id": e.id, "state": e.payload.get("state"),
+             "prune_kind": e.payload.get("prune_kind"), "score": e.payload.get("score")}
+            for e in final.values() if e.payload["node"].get("answer") is not None]
+
+
+def clarification_scores(item: EvalItem, nodes: list[dict[str, Any]]) -> dict[str, float]:
+    """Answer-F1 of kept and of pruned clarified answers against all gold short answers of the item's
+    qa_pairs (each node scored alone, averaged per item). Duplicates are left out: they are pruned for
+    redundancy, not for being wrong."""
+    golds = [a for pair in item.qa_pairs for a in pair.get("short_answers", [])]
+    if not golds:
+        return {}
+    out = {}
+    kept = [metrics.answer_f1(n["answer"], golds) for n in nodes if n["state"] in ("kept", "restored")]
+    pruned = [metrics.answer_f1(n["answer"], golds) for n in nodes
+              if n["state"] == "pruned" and n["prune_kind"] != "duplicate"]
+    if kept:
+        out["kept_dq_answer_f1"] = statistics.fmean(kept)
+    if pruned:
+        out["pruned_dq_answer_f1"] = statistics.fmean(pruned)
+    return out
+
+
 def run_item(method: str, item: EvalItem, ctx: RunContext) -> dict[str, Any]:
     """Run one method on one item through its event generator; return the item's record."""
     started = time.perf_counter()
@@ -87,13 +116,16 @@ def run_item(method: str, item: EvalItem, ctx: RunContext) -> dict[str, Any]:
     answers = [e for e in events if e.kind == EventKind.ANSWER and e.status == Status.DONE]
     errors = [e.payload.get("message", e.title) for e in events if e.kind == EventKind.ERROR]
     prediction = answers[-1].payload.get("answer", "") if answers else ""
+    nodes = tree_nodes(events)
+    scores = score(item, prediction, _passage_ids(events))
+    scores.update(clarification_scores(item, nodes))
     return {
         "id": item.id,
         "method": method,
         "question": item.question,
         "prediction": prediction,
         "gold": item.answers,
-        "scores": score(item, prediction, _passage_ids(events)),
+        "scores": scores,
         "cost": {
             "wall_s": wall,
             "llm_calls": sum(e.llm_calls for e in events),
@@ -101,6 +133,7 @@ def run_item(method: str, item: EvalItem, ctx: RunContext) -> dict[str, Any]:
             "completion_tokens": sum(e.completion_tokens for e in events),
             "llm_s": sum(e.llm_seconds for e in events),
         },
+        **({"tree": nodes} if nodes else {}),
         **({"error": "; ".join(errors)} if errors else {}),
     }
 
@@ -170,7 +203,8 @@ def make_context(llm, item: EvalItem, setting: str, collection: PassageCollectio
         retriever = HybridRetriever([collection])
     else:
         retriever = PoolRetriever([passage_document(p, item.dataset) for p in item.passages], reranker)
-    return RunContext(llm=llm, retriever=retriever, settings=settings)
+    return RunContext(llm=llm, retriever=retriever, settings=settings, embeddings=reranker.embeddings,
+                      reranker=reranker)
 
 
 def data_config(data: Path, model: str, setting: str, top_k: int) -> RunConfig:

@@ -13,18 +13,13 @@ from __future__ import annotations
 import functools
 import math
 import re
-import string
 from collections import Counter
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+from pipeline.text import normalize_answer
+
 _CITATION = re.compile(r"\[\d{1,2}\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
-_PUNCTUATION = set(string.punctuation)
 
-
-def normalize_answer(text: str) -> str:
-    text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
-    return " ".join(_ARTICLES.sub(" ", text).split())
 
 
 def strip_citations(text: str) -> str:

@@ -1,0 +1,100 @@
+"""Verifying a clarified answer against the ambiguous question (ToC's pruning), as a replaceable component.
+
+The small models' sampled True/False is near chance (DESIGN.md, measured), so the default verifier combines
+evidence: a retrieved passage must contain the answer at all; the model's probability of "True" (from
+log-probabilities, not the sampled word) is averaged with the clarified question's relevance to the ambiguous
+question (embedding cosine similarity).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+
+from models.llm import ChatModel, ChatResult
+from pipeline.text import normalize_answer
+from pipeline.prompting import load_prompt
+
+
+@dataclass
+class Verdict:
+    """Whether to keep a node, its score in 0..1, the evidence behind it, and the LLM call it cost (if any)."""
+
+    keep: bool
+    score: float
+    reason: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    call: ChatResult | None = None
+
+
+class Verifier(Protocol):
+    name: str
+
+    def verify(self, ambiguous: str, clarified: str, answer: str, passages: list[Document]) -> Verdict: ...
+
+
+def answer_passage(answer: str, passages: list[Document]) -> Document | None:
+    """The first (most relevant) passage whose normalised text contains the normalised answer."""
+    needle = normalize_answer(answer)
+    if not needle:
+        return None
+    for passage in passages:
+        if needle in normalize_answer(f"{passage.metadata.get('title', '')} {passage.page_content}"):
+            return passage
+    return None
+
+
+def probability_true(result: ChatResult) -> float:
+    """P(True) / (P(True) + P(False)) from the first token's alternatives; the sampled word if none came."""
+    p_true = result.first_token_probability(("true",))
+    p_false = result.first_token_probability(("false",))
+    if p_true is None or p_false is None or p_true + p_false == 0:
+        return 1.0 if result.text.strip().lower().startswith("true") else 0.0
+    return p_true / (p_true + p_false)
+
+
+class EvidenceVerifier:
+    """The default verifier: answer-containing passage required; score = mean(P(True), relevance)."""
+
+    name = "evidence (answer in passage, P(True), relevance)"
+
+    def __init__(self, llm: ChatModel, embeddings: Embeddings, threshold: float = 0.5,
+                 temperature: float = 0.0) -> None:
+        self.llm = llm
+        self.embeddings = embeddings
+        self.threshold = threshold
+        self.temperature = temperature
+        self.prompt = load_prompt("toc_verify")
+
+    def relevance(self, ambiguous: str, clarified: str) -> float:
+        vectors = np.asarray(self.embeddings.embed_documents([ambiguous, clarified]))
+        return float(np.clip(vectors[0] @ vectors[1], 0.0, 1.0))
+
+    def verify(self, ambiguous: str, clarified: str, answer: str, passages: list[Document]) -> Verdict:
+        passage = answer_passage(answer, passages)
+        if passage is None:
+            return Verdict(False, 0.0, "the answer appears in no retrieved passage", {"answer": answer})
+        messages = self.prompt.messages(
+            ambiguous_question=ambiguous,
+            passage=f"{passage.metadata.get('title', '')}: {passage.page_content}",
+            clarified_question=clarified,
+            answer=answer,
+        )
+        result = self.llm.chat(messages, self.prompt.options(self.temperature, top_logprobs=10))
+        p_true = probability_true(result)
+        relevance = self.relevance(ambiguous, clarified)
+        score = (p_true + relevance) / 2
+        evidence = {
+            "passage": {"id": passage.id, "title": passage.metadata.get("title", ""), "text": passage.page_content},
+            "p_true": round(p_true, 4),
+            "relevance": round(relevance, 4),
+            "sampled": result.text.strip(),
+        }
+        keep = score >= self.threshold
+        reason = (f"score {score:.2f} {'≥' if keep else '<'} {self.threshold:.2f} "
+                  f"(P(True) {p_true:.2f}, relevance {relevance:.2f})")
+        return Verdict(keep, score, reason, evidence, result)

@@ -1,0 +1,227 @@
+"""Tree of Clarifications pinned with the scripted LLM: BFS order, each stopping rule, pruning and its undoing,
+de-duplication, the unambiguous fallback, and malformed replies."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from langchain_core.documents import Document
+
+from models.errors import LLMCallError
+from pipeline.context import RunContext
+from pipeline.events import EventKind, Status
+from pipeline.methods import run_method
+from pipeline.retrieval import HybridRetriever
+from pipeline.settings import Settings, ToCSettings
+from tests.fakes import ScriptedLLM
+
+AQ = "Who won the Tour de France?"
+FACTS = [
+    "Tadej Pogacar won the 2024 Tour de France, his third overall victory.",
+    "Jonas Vingegaard won the 2023 Tour de France ahead of Tadej Pogacar.",
+    "Jonas Vingegaard also won the 2022 Tour de France.",
+    "The 2024 Tour de France Femmes was won by Katarzyna Niewiadoma.",
+    "Egan Bernal won the 2019 Tour de France, the first Colombian winner.",
+]
+
+
+@pytest.fixture
+def retriever(store):
+    collection = store.create("cycling")
+    collection.add([Document(page_content=t, metadata={"title": "Tour de France", "source": "tour.txt"},
+                             id=f"t{i}") for i, t in enumerate(FACTS)])
+    return HybridRetriever([collection])
+
+
+class TreeScript:
+    """Scripted replies: clarifications per asked question, P(True) per answer, and the final answer."""
+
+    def __init__(self, tree: dict[str, list[tuple[str, str]] | str], p_true: dict[str, float] | None = None,
+                 answer: str = "The 2024 Tour was won by Tadej Pogacar [1]. In 2023 Jonas Vingegaard won [2]. "
+                               "The question has several readings."):
+        self.tree, self.p_true, self.answer = tree, p_true or {}, answer
+        self.llm = ScriptedLLM(self.reply, logprobs={})
+        self.clarified: list[str] = []
+
+    def reply(self, messages, options):
+        last = messages[-1]["content"]
+        if options.json_schema:
+            question = last.rsplit("Question: ", 1)[1].strip()
+            self.clarified.append(question)
+            pairs = self.tree.get(question, [])
+            if isinstance(pairs, str):  # a malformed reply
+                return pairs
+            return json.dumps({"disambiguations": [{"question": q, "answer": a} for q, a in pairs]})
+        if options.grammar and "True" in options.grammar:
+            answer = last.split("Proposed answer: ", 1)[1].split("\n")[0]
+            p = self.p_true.get(answer, 0.9)
+            self.llm.logprobs = {"True": math.log(max(p, 1e-9)), "False": math.log(max(1 - p, 1e-9))}
+            return "True" if p >= 0.5 else "False"
+        return self.answer
+
+
+def run_toc(script, retriever, embeddings, **toc):
+    ctx = RunContext(llm=script.llm, retriever=retriever, embeddings=embeddings,
+                     settings=Settings(toc=ToCSettings(**toc)))
+    return list(run_method("toc", AQ, ctx))
+
+
+def nodes(events):
+    final = {}
+    for e in events:
+        if e.kind == EventKind.EXPAND and "node" in e.payload:
+            final[e.id] = e
+    return final
+
+
+def by_question(events):
+    return {e.payload["node"]["question"]: e for e in nodes(events).values()}
+
+
+Q24, Q23, Q22 = "Who won the 2024 Tour de France?", "Who won the 2023 Tour de France?", \
+    "Who won the 2022 Tour de France?"
+
+
+def test_bfs_expansion_order_and_tree_links(retriever, embeddings):
+    script = TreeScript({
+        AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard")],
+        Q24: [("Who won the 2024 Tour de France Femmes?", "Katarzyna Niewiadoma")],
+        Q23: [("Who won the 2022 Tour de France, the year before 2023?", "Jonas Vingegaard")],
+    })
+    events = run_toc(script, retriever, embeddings)
+    assert script.clarified[:3] == [AQ, Q24, Q23]  # breadth first: both depth-1 nodes before any depth-2 one
+    tree = by_question(events)
+    root = tree[AQ]
+    expansion = [e for e in events if e.id == tree[Q24].parent_id][-1]  # the step's last update
+    assert expansion.kind == EventKind.EXPAND and expansion.parent_id == root.id
+    assert len(expansion.payload["passages"]) <= 5 and expansion.llm_calls == 1
+    assert tree[Q24].payload["state"] == "kept" and tree[Q24].payload["node"]["depth"] == 1
+    femmes = tree["Who won the 2024 Tour de France Femmes?"]
+    assert femmes.payload["node"]["depth"] == 2 and femmes.payload["state"] == "kept"
+    # The duplicate answer (Vingegaard again) is pruned as a duplicate, without a verification call.
+    dup = tree["Who won the 2022 Tour de France, the year before 2023?"]
+    assert dup.payload["state"] == "pruned" and dup.payload["prune_kind"] == "duplicate"
+    assert not [e for e in events if e.kind == EventKind.VERIFY and e.parent_id == dup.id]
+    final = events[-1]
+    assert final.kind == EventKind.ANSWER and final.status == Status.DONE and not final.payload["unambiguous"]
+    assert [i["question"] for i in final.payload["interpretations"]] == [Q24, Q23,
+                                                                         "Who won the 2024 Tour de France Femmes?"]
+    assert "Tadej Pogacar" in script.llm.calls[-1][0][-1]["content"]  # interpretations reach the answer prompt
+
+
+def test_verification_prunes_and_records_evidence(retriever, embeddings):
+    script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard"),
+                              ("Who won the 1903 Tour de France?", "Maurice Garin")]},
+                        p_true={"Jonas Vingegaard": 0.01})
+    events = run_toc(script, retriever, embeddings, min_valid_nodes=1)
+    tree = by_question(events)
+    verdict = [e for e in events if e.kind == EventKind.VERIFY and e.parent_id == tree[Q23].id][0]
+    assert not verdict.payload["keep"] and verdict.payload["evidence"]["p_true"] == pytest.approx(0.01)
+    assert "Vingegaard" in verdict.payload["evidence"]["passage"]["text"]
+    assert tree[Q23].payload["prune_kind"] == "verification"
+    garin = tree["Who won the 1903 Tour de France?"]
+    assert garin.payload["prune_kind"] == "no-evidence"  # no passage contains the answer: no LLM call spent
+    kept = [e for e in events if e.kind == EventKind.VERIFY and e.parent_id == tree[Q24].id][0]
+    assert kept.payload["keep"] and kept.payload["score"] >= 0.5 and kept.llm_calls == 1
+
+
+def test_undo_pruning_restores_the_nodes_closest_to_the_root(retriever, embeddings):
+    script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard")],
+                         Q24: [("Who won the 2019 Tour de France?", "Egan Bernal")]},
+                        p_true={"Jonas Vingegaard": 0.01, "Egan Bernal": 0.01})
+    events = run_toc(script, retriever, embeddings, min_valid_nodes=2)
+    tree = by_question(events)
+    assert tree[Q23].payload["state"] == "restored"  # depth 1, restored before the depth-2 node
+    assert tree["Who won the 2019 Tour de France?"].payload["state"] == "pruned"
+    undo = [e for e in events if e.kind == EventKind.PRUNE and e.payload["undo"]]
+    assert [e.parent_id for e in undo] == [tree[Q23].id]
+
+
+def test_stops_at_max_valid_nodes(retriever, embeddings):
+    script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard"), (Q22, "2022 winner Vingegaard")]})
+    events = run_toc(script, retriever, embeddings, max_valid_nodes=2)
+    assert sum(e.payload["state"] == "kept" for e in nodes(events).values()) == 2
+    assert "2 valid nodes" in by_question(events)[AQ].payload["reason"]
+    assert script.clarified == [AQ]
+
+
+def test_stops_at_max_depth(retriever, embeddings):
+    script = TreeScript({AQ: [(Q24, "Tadej Pogacar")], Q24: [(Q23, "Jonas Vingegaard")]})
+    run_toc(script, retriever, embeddings, max_depth=1)
+    assert script.clarified == [AQ]
+
+
+def test_stops_after_failed_expansions_in_a_row(retriever, embeddings):
+    many = [(f"Who won stage {i} of the 2024 Tour de France?", "Tadej Pogacar") for i in range(1, 5)]
+    script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard"), (Q22, "Vingegaard 2022"),
+                              ("Who won the 2019 Tour de France?", "Egan Bernal")], **{q: many for q in [Q24]}})
+    events = run_toc(script, retriever, embeddings, max_failed_expansions=2)
+    assert script.clarified == [AQ, Q24, Q23]  # Q24 and Q23 added nothing new: stop before the next
+    assert "2 expansions in a row" in by_question(events)[AQ].payload["reason"]
+
+
+def test_llm_call_budget_is_respected_and_still_answers(retriever, embeddings):
+    script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard"),
+                              ("Who won the 2019 Tour de France?", "Egan Bernal")]})
+    events = run_toc(script, retriever, embeddings, max_llm_calls=4)
+    assert len(script.llm.calls) <= 4
+    assert events[-1].kind == EventKind.ANSWER and events[-1].status == Status.DONE
+    assert any(e.payload.get("prune_kind") == "budget" for e in nodes(events).values())
+
+
+def test_unambiguous_fallback_when_nothing_survives(retriever, embeddings):
+    script = TreeScript({AQ: [("Who won the 1903 Tour de France?", "Maurice Garin")]},
+                        answer="Tadej Pogacar won the most recent Tour [1].")
+    events = run_toc(script, retriever, embeddings)
+    final = events[-1]
+    assert final.payload["unambiguous"] is True and "treated as unambiguous" in final.title
+    assert final.payload["answer"] == "Tadej Pogacar won the most recent Tour [1]."
+
+
+def test_malformed_reply_is_a_warning_not_a_crash(retriever, embeddings):
+    script = TreeScript({AQ: "Sure! Here are some interpretations: 1. ..."})
+    events = run_toc(script, retriever, embeddings)
+    failed = [e for e in events if e.kind == EventKind.EXPAND and e.status == Status.FAILED]
+    assert failed and "wrong format" in failed[0].payload["message"]
+    assert any(e.kind == EventKind.WARNING for e in events)
+    assert events[-1].kind == EventKind.ANSWER and events[-1].payload["unambiguous"] is True
+
+
+def test_model_failure_during_verification_ends_with_an_error(retriever, embeddings):
+    def reply(messages, options):
+        if options.json_schema:
+            return json.dumps({"disambiguations": [{"question": Q24, "answer": "Tadej Pogacar"}]})
+        raise LLMCallError("The model server failed: connection reset")
+
+    ctx = RunContext(llm=ScriptedLLM(reply, logprobs={}), retriever=retriever, embeddings=embeddings)
+    events = list(run_method("toc", AQ, ctx))
+    assert events[-1].kind == EventKind.ERROR and "connection reset" in events[-1].payload["message"]
+
+
+def test_demos_are_nearest_neighbours_given_as_chat_turns(retriever, embeddings):
+    script = TreeScript({})
+    run_toc(script, retriever, embeddings, demos=2)
+    messages = script.llm.calls[0][0]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert "FIFA World Cup" in messages[-3]["content"]  # the closest demo (a sports winner) comes last
+    assert json.loads(messages[-2]["content"])["disambiguations"]
+
+
+def test_harness_scores_kept_and_pruned_clarifications(retriever, embeddings):
+    from pipeline.evaluation.data import EvalItem
+    from pipeline.evaluation.harness import run_item
+
+    script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard"),
+                              ("Who won the 2019 Tour de France?", "Egan Bernal")]},
+                        p_true={"Egan Bernal": 0.01})
+    item = EvalItem(id="x", dataset="toy", question=AQ, answers=["Tadej Pogacar", "Jonas Vingegaard"],
+                    passages=[], qa_pairs=[{"short_answers": ["Tadej Pogacar"]}, {"short_answers": ["Jonas Vingegaard"]}],
+                    long_answers=["Pogacar won in 2024 and Vingegaard in 2023."])
+    ctx = RunContext(llm=script.llm, retriever=retriever, embeddings=embeddings,
+                     settings=Settings(toc=ToCSettings(min_valid_nodes=1)))
+    record = run_item("toc", item, ctx)
+    assert record["scores"]["kept_dq_answer_f1"] == 1.0 and record["scores"]["pruned_dq_answer_f1"] == 0.0
+    assert {n["state"] for n in record["tree"]} == {"kept", "pruned"}
+    assert record["cost"]["llm_calls"] == 1 + 3 + 2 + 1  # clarify, 3 verifications, 2 empty expansions, answer
