@@ -59,3 +59,22 @@ def test_cli_answers_from_the_demo_corpus_citing_a_retrieved_passage(demo_data_d
     assert "Zemeckis" in answer["payload"]["answer"]
     assert any("Zemeckis" in passage["text"] for passage in cited)
     assert sum(e["kind"] == "answer_token" for e in events) > 3  # streamed, not one block
+
+
+def test_toc_end_to_end_with_the_fast_model(demo_data_dir, fast_llm, embeddings):
+    from corpora.store import CollectionStore
+    from pipeline.context import RunContext
+    from pipeline.methods import run_method
+    from pipeline.retrieval import HybridRetriever
+
+    store = CollectionStore(demo_data_dir, embeddings)
+    ctx = RunContext(llm=fast_llm, retriever=HybridRetriever([store.open("demo")]), embeddings=embeddings)
+    events = list(run_method("toc", "When did the Haves and Have Nots start?", ctx))
+    assert not [e for e in events if e.kind.value == "error"], [e.payload for e in events if e.kind.value == "error"]
+    expansions = [e for e in events if e.kind.value == "expand" and "node" not in e.payload and e.status.value != "running"]
+    assert expansions and expansions[0].llm_calls == 1  # the model was asked to clarify at least once
+    final = events[-1]
+    assert final.kind.value == "answer" and final.status.value == "done" and len(final.payload["answer"]) > 20
+    assert sum(e.llm_calls for e in events) < 20
+    nodes = {e.id: e for e in events if e.kind.value == "expand" and "node" in e.payload}
+    assert all(n.payload["state"] in {"root", "kept", "pruned", "restored"} for n in nodes.values())

@@ -43,13 +43,18 @@ class TreeScript:
                                "The question has several readings."):
         self.tree, self.p_true, self.answer = tree, p_true or {}, answer
         self.llm = ScriptedLLM(self.reply, logprobs={})
-        self.clarified: list[str] = []
+        self.calls_for: list[str] = []  # the question of every clarification call (retries included)
+
+    @property
+    def clarified(self) -> list[str]:
+        """The questions expanded, in order (a retry under the grammar is the same expansion)."""
+        return list(dict.fromkeys(self.calls_for))
 
     def reply(self, messages, options):
         last = messages[-1]["content"]
-        if options.json_schema:
+        if messages[0]["content"].startswith("You clarify"):
             question = last.rsplit("Question: ", 1)[1].strip()
-            self.clarified.append(question)
+            self.calls_for.append(question)
             pairs = self.tree.get(question, [])
             if isinstance(pairs, str):  # a malformed reply
                 return pairs
@@ -191,12 +196,13 @@ def test_malformed_reply_is_a_warning_not_a_crash(retriever, embeddings):
 
 def test_model_failure_during_verification_ends_with_an_error(retriever, embeddings):
     def reply(messages, options):
-        if options.json_schema:
+        if messages[0]["content"].startswith("You clarify"):
             return json.dumps({"disambiguations": [{"question": Q24, "answer": "Tadej Pogacar"}]})
         raise LLMCallError("The model server failed: connection reset")
 
     ctx = RunContext(llm=ScriptedLLM(reply, logprobs={}), retriever=retriever, embeddings=embeddings)
     events = list(run_method("toc", AQ, ctx))
+    assert [e.kind for e in events if e.kind == EventKind.VERIFY] == []  # failed inside the verification
     assert events[-1].kind == EventKind.ERROR and "connection reset" in events[-1].payload["message"]
 
 
@@ -224,4 +230,34 @@ def test_harness_scores_kept_and_pruned_clarifications(retriever, embeddings):
     record = run_item("toc", item, ctx)
     assert record["scores"]["kept_dq_answer_f1"] == 1.0 and record["scores"]["pruned_dq_answer_f1"] == 0.0
     assert {n["state"] for n in record["tree"]} == {"kept", "pruned"}
-    assert record["cost"]["llm_calls"] == 1 + 3 + 2 + 1  # clarify, 3 verifications, 2 empty expansions, answer
+    # clarify, 3 verifications, 2 expansions that found nothing (an empty list fails the schema's minItems, so
+    # each is retried under the grammar), answer
+    assert record["cost"]["llm_calls"] == 1 + 3 + 2 * 2 + 1
+
+
+def test_free_reply_that_fails_the_schema_is_retried_under_the_grammar(retriever, embeddings):
+    replies = []
+
+    def reply(messages, options):
+        if messages[0]["content"].startswith("You clarify"):
+            replies.append(options.json_schema is not None)
+            if options.json_schema is None:
+                return '{"disambiguations": [{"question": "no answer field"}]}'
+            return json.dumps({"disambiguations": [{"question": Q24, "answer": "Tadej Pogacar"}]})
+        if options.grammar:
+            return "True"
+        return "Pogacar won in 2024 [1]. It is his third win. The question has one reading here."
+
+    ctx = RunContext(llm=ScriptedLLM(reply, logprobs={"True": -0.05, "False": -3.0}), retriever=retriever,
+                     embeddings=embeddings, settings=Settings(toc=ToCSettings(max_depth=1, min_valid_nodes=1)))
+    events = list(run_method("toc", AQ, ctx))
+    assert replies == [False, True]  # free first, then constrained
+    expansion = [e for e in events if e.kind == EventKind.EXPAND and "candidates" in e.payload][-1]
+    assert expansion.payload["constrained_retry"] and expansion.llm_calls == 2
+    assert by_question(events)[Q24].payload["state"] == "kept"
+
+
+def test_answers_contained_in_one_another_are_duplicates(retriever, embeddings):
+    script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), ("Who was the 2024 Tour de France champion?", "Pogacar")]})
+    tree = by_question(run_toc(script, retriever, embeddings, max_depth=1))
+    assert tree["Who was the 2024 Tour de France champion?"].payload["prune_kind"] == "duplicate"

@@ -17,6 +17,7 @@ from langchain_core.documents import Document
 
 from models.errors import LLMCallError
 from models.rerankers import RankFusionReranker
+from models.structured import generate_json
 from pipeline.answering import retrieve_step, stream_answer
 from pipeline.context import RunContext
 from pipeline.demos import selector
@@ -70,11 +71,10 @@ def _clarify_messages(question: str, passages: list[Document], demos: list[dict]
     return system + turns + [m for m in messages if m["role"] != "system"]
 
 
-def _parse_pairs(result) -> list[tuple[str, str]]:
-    reply = result.json()
+def _parse_pairs(reply: Any) -> list[tuple[str, str]]:
     items = reply.get("disambiguations") if isinstance(reply, dict) else None
     if not isinstance(items, list):
-        raise LLMCallError(f"The model replied in the wrong format (no 'disambiguations' list): {result.text[:200]!r}")
+        raise LLMCallError(f"The model replied in the wrong format (no 'disambiguations' list): {reply!r:.200}")
     pairs = []
     for item in items:
         if isinstance(item, dict) and isinstance(item.get("question"), str) and isinstance(item.get("answer"), str):
@@ -84,14 +84,26 @@ def _parse_pairs(result) -> list[tuple[str, str]]:
     return pairs
 
 
+def _same_answer(a: str, b: str) -> bool:
+    """Equal after normalisation, or one contained in the other as whole words ("May 28, 2013" and
+    "Tuesday, May 28, 2013")."""
+    a, b = normalize_answer(a), normalize_answer(b)
+    return bool(a and b) and (a == b or f" {a} " in f" {b} " or f" {b} " in f" {a} ")
+
+
 def _duplicate_of(node: Node, nodes: list[Node]) -> Node | None:
-    question, answer = normalize_answer(node.question), normalize_answer(node.answer or "")
+    """An earlier node (not pruned) asking the same question or giving the same answer.
+
+    Embedding similarity is no test of sameness here: all-MiniLM-L6-v2 rates "Who won the 2024 Tour de
+    France?" and "... 2023 ..." 0.975 similar, and such questions are exactly the interpretations to keep.
+    """
+    question = normalize_answer(node.question)
     for other in nodes:
         if other is node or other.state == "pruned":
             continue
         if normalize_answer(other.question) == question:
             return other
-        if other.answer and normalize_answer(other.answer) == answer:
+        if other.answer and _same_answer(other.answer, node.answer or ""):
             return other
     return None
 
@@ -122,7 +134,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer, verifier: Verifier | Non
         if failed_in_row >= settings.max_failed_expansions:
             stop_reason = f"{failed_in_row} expansions in a row added no valid node"
             break
-        if settings.max_llm_calls - calls < 2:  # one expansion, and the answer
+        if settings.max_llm_calls - calls < 3:  # one expansion (two calls if retried), and the answer
             stop_reason = f"the budget of {settings.max_llm_calls} LLM calls"
             break
         node = queue.popleft()
@@ -137,23 +149,26 @@ def run(question: str, ctx: RunContext, tracer: Tracer, verifier: Verifier | Non
         yield tracer.event(EventKind.EXPAND, title, id=expansion, parent_id=node.id, status=Status.RUNNING,
                            payload={"query": node.question, "passages": passages})
         try:
-            calls += 1
-            result = ctx.llm.chat(_clarify_messages(node.question, top, demos),
-                                  clarify.options(ctx.settings.temperature))
-            pairs = _parse_pairs(result)
+            reply, results = generate_json(ctx.llm, _clarify_messages(node.question, top, demos),
+                                           clarify.options(ctx.settings.temperature))
+            calls += len(results)
+            pairs = _parse_pairs(reply)
         except LLMCallError as exc:
+            calls += 2
             failed_in_row += 1
             yield tracer.event(EventKind.EXPAND, title, id=expansion, parent_id=node.id, status=Status.FAILED,
                                payload={"query": node.question, "passages": passages, "message": str(exc)},
-                               llm_calls=1)
+                               llm_calls=2)
             yield tracer.event(EventKind.WARNING, "Clarification failed", parent_id=expansion,
                                payload={"message": str(exc)})
             continue
         yield tracer.event(EventKind.EXPAND, title, id=expansion, parent_id=node.id,
                            payload={"query": node.question, "passages": passages,
-                                    "candidates": [{"question": q, "answer": a} for q, a in pairs]},
-                           llm_calls=1, prompt_tokens=result.prompt_tokens,
-                           completion_tokens=result.completion_tokens, llm_seconds=result.elapsed_s)
+                                    "candidates": [{"question": q, "answer": a} for q, a in pairs],
+                                    "constrained_retry": len(results) > 1},
+                           llm_calls=len(results), prompt_tokens=sum(r.prompt_tokens for r in results),
+                           completion_tokens=sum(r.completion_tokens for r in results),
+                           llm_seconds=sum(r.elapsed_s for r in results))
 
         added = 0
         for clarified, answer in pairs:
