@@ -59,6 +59,10 @@ def _ask(args) -> int:
                 mark = "*" if passage["number"] in event.payload["citations"] else " "
                 where = passage.get("url") or passage.get("source", "")
                 print(f" {mark}[{passage['number']}] {passage['title']} ({where})")
+        elif "node" in event.payload and event.status == Status.DONE and event.payload["state"] != "root":
+            node = event.payload["node"]
+            print(f"{'  ' * node['depth']}[{event.payload['state']}] {node['question']} -> {node['answer']}"
+                  + (f"  ({event.payload['reason']})" if event.payload.get("reason") else ""))
         elif event.kind == EventKind.RETRIEVE and event.status == Status.DONE:
             print(f"- {event.title}: {len(event.payload.get('passages', []))} passages ({event.elapsed_s:.2f} s)")
         elif event.kind in (EventKind.WARNING, EventKind.ERROR):

@@ -97,17 +97,18 @@ def test_llm_relevance_reranker_uses_the_probability_of_yes():
     from models.rerankers import LLMRelevanceReranker
     from tests.fakes import ScriptedLLM
 
-    pool = [Document(page_content=t, metadata={"title": ""}) for t in ["about cats", "about rivers"]]
-    odds = {"about cats": -2.0, "about rivers": -0.1}  # log P("Yes") per passage
+    pool = [Document(page_content=t, metadata={"title": ""}) for t in ["Cats purr.", "The Nile is long."]]
+    log_yes = {"Cats purr.": -2.0, "The Nile is long.": -0.1}  # the model's log P("Yes") per passage
 
     def reply(messages, options):
-        llm.logprobs = {"Yes": odds["about rivers" if "rivers" in messages[-1]["content"] else "about cats"],
-                        "No": -1.0}
-        return "Yes"
+        passage = messages[-1]["content"].split("Passage: \n", 1)[1].split("\n")[0]
+        llm.logprobs = {"Yes": log_yes[passage], "No": -1.0}
+        return "Yes"  # the sampled word is the same for both: only the probabilities can order them
 
     llm = ScriptedLLM(reply, logprobs={})
-    top = LLMRelevanceReranker(llm, "Question: {question}\nPassage: {passage}\nRelevant?").rerank("rivers", pool, 2)
-    assert [d.page_content for d in top] == ["about rivers", "about cats"]
+    prompt = "Question: {question}\nPassage: {passage}\nRelevant?"
+    top = LLMRelevanceReranker(llm, prompt).rerank("Which river is long?", pool, 2)
+    assert [d.page_content for d in top] == ["The Nile is long.", "Cats purr."]
     assert llm.calls[0][1].grammar and llm.calls[0][1].top_logprobs > 0
 
 
