@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import functools
+import logging
 
 import bm25s
+
+logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG level
 
 
 @functools.lru_cache(maxsize=1)

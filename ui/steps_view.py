@@ -6,6 +6,7 @@ import html
 
 from pipeline.events import EventKind, Status, StepEvent
 
+SHOWN_PASSAGES = 5  # more would push the rest of the steps out of sight
 _ICONS = {Status.RUNNING: "⏳", Status.PENDING: "…", Status.DONE: "✓", Status.FAILED: "✗"}
 
 
@@ -47,8 +48,14 @@ class StepLog:
                        f"{html.escape(event.title)}{timing}{tokens}")
             if event.kind in (EventKind.WARNING, EventKind.ERROR):
                 out.append(f"{'  ' * depth}  - {html.escape(event.payload.get('message', ''))}")
-            for passage in event.payload.get("passages", []) if event.kind == EventKind.RETRIEVE else []:
+            if "node" in event.payload and event.payload["node"].get("answer"):
+                out.append(f"{'  ' * depth}  - → {html.escape(event.payload['node']['answer'])} "
+                           f"*{html.escape(event.payload.get('state', ''))}* {html.escape(event.payload.get('reason', ''))}")
+            passages = event.payload.get("passages", []) if event.kind == EventKind.RETRIEVE else []
+            for passage in passages[:SHOWN_PASSAGES]:
                 snippet = passage["text"][:160] + ("…" if len(passage["text"]) > 160 else "")
                 out.append(f"{'  ' * (depth + 1)}- [{passage['number']}] *{html.escape(passage['title'])}*: "
                            f"{html.escape(snippet)}")
+            if len(passages) > SHOWN_PASSAGES:
+                out.append(f"{'  ' * (depth + 1)}- … and {len(passages) - SHOWN_PASSAGES} more passages")
         return "\n".join(out) or "_Steps appear here while the model works._"
