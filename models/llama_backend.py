@@ -131,6 +131,10 @@ class LlamaCppChatModel(ChatModel):
                         yield choice["text"]
                     if choice.get("finish_reason"):
                         finish_reason = choice["finish_reason"]
+                    elif options.until and options.until("".join(pieces)):
+                        finish_reason = "until"
+                        chunks.close()
+                        break
             except ValueError as exc:  # e.g. prompt longer than the context window
                 raise LLMCallError(f"llama.cpp rejected the request: {exc}") from exc
             text = "".join(pieces)

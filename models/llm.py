@@ -11,7 +11,7 @@ import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from models.errors import LLMCallError
 
@@ -29,6 +29,9 @@ class GenerationOptions:
     grammar: str | None = None
     top_logprobs: int = 0  # >0: return that many alternatives (with log-probabilities) per generated token
     seed: int = 0
+    # Stop early once the text so far satisfies this (e.g. holds a complete first sentence); the result's
+    # finish_reason is then "until".
+    until: Callable[[str], bool] | None = None
 
 
 @dataclass

@@ -97,6 +97,10 @@ class OpenAICompatibleChatModel(ChatModel):
                         logprobs.append(TokenLogprob(token=item.token, logprob=item.logprob, top=top))
                 if choice.finish_reason:
                     finish_reason = choice.finish_reason
+                elif options.until and options.until("".join(pieces)):
+                    finish_reason = "until"
+                    chunks.close()
+                    break
         except self._openai.OpenAIError as exc:
             raise LLMCallError(f"The model server failed: {type(exc).__name__}: {exc}") from exc
         text = "".join(pieces)

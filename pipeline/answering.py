@@ -28,11 +28,11 @@ def cited_numbers(text: str, n_passages: int) -> list[int]:
 
 def retrieve_step(
     ctx: RunContext, tracer: Tracer, query: str, *, parent_id: str | None = None, title: str | None = None,
-    k: int | None = None,
+    k: int | None = None, step_id: str | None = None,
 ) -> Generator[StepEvent, None, list[Document]]:
     """Yield the retrieval step's events (and a warning per failed source); return the passages
     (``passages = yield from retrieve_step(...)``)."""
-    step = tracer.new_id("r")
+    step = step_id or tracer.new_id("r")
     title = title or f"Retrieve: {query}"
     yield tracer.event(EventKind.RETRIEVE, title, id=step, parent_id=parent_id, status=Status.RUNNING,
                        payload={"query": query})

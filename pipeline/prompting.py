@@ -1,13 +1,14 @@
 """Prompts as data: each step's prompt is a YAML file in ``pipeline/prompts`` with a system and a user
 template (LangChain ``ChatPromptTemplate`` syntax), its generation budget, and optionally ``demos`` (a file in
 ``prompts/demos`` whose user/assistant pairs go before the question as prior chat turns), ``schema`` (a JSON
-schema file) or ``grammar`` (a GBNF file) constraining the reply."""
+schema file) or ``grammar`` (a GBNF file) constraining the reply. Any other top-level string is kept in
+``Prompt.texts`` (for example the alternative task lines a step fills into its template)."""
 
 from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -27,6 +28,7 @@ class Prompt:
     max_tokens: int
     json_schema: dict | None = None  # from the file named by ``schema:``
     grammar: str | None = None  # GBNF, from the file named by ``grammar:``
+    texts: dict[str, str] = field(default_factory=dict)  # the file's other top-level strings
 
     def options(self, temperature: float = 0.0, max_tokens: int | None = None, top_logprobs: int = 0):
         """Generation options for this prompt: its budget and its output constraint."""
@@ -35,6 +37,9 @@ class Prompt:
 
     def messages(self, **values: str) -> list[Message]:
         return to_wire_messages(self.template.format_messages(**values))
+
+
+_KEYS = {"system", "user", "max_tokens", "demos", "schema", "grammar"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -53,6 +58,7 @@ def load_prompt(name: str) -> Prompt:
         max_tokens=int(spec["max_tokens"]),
         json_schema=json.loads((PROMPT_DIR / spec["schema"]).read_text()) if spec.get("schema") else None,
         grammar=(PROMPT_DIR / spec["grammar"]).read_text() if spec.get("grammar") else None,
+        texts={k: v.strip() for k, v in spec.items() if k not in _KEYS and isinstance(v, str)},
     )
 
 

@@ -26,20 +26,32 @@ class Retrieved:
     warnings: list[str] = field(default_factory=list)
 
 
-def _dedup_key(doc: Document) -> str:
-    return re.sub(r"\W+", " ", doc.page_content.lower()).strip()[:300]
+NEAR_DUPLICATE = 0.8  # word-set Jaccard at which two passages count as copies (re-crawls, dataset overlap)
 
 
-def deduplicate(docs: list[Document]) -> list[Document]:
-    """Drop passages whose normalised text repeats an earlier one (same passage in two collections)."""
-    seen: set[str] = set()
-    out = []
+def _words(doc: Document) -> frozenset[str]:
+    return frozenset(re.findall(r"\w+", doc.page_content.lower()))
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+def deduplicate(docs: list[Document], against: list[Document] = ()) -> list[Document]:
+    """``docs`` without passages that repeat, or nearly repeat, an earlier one or one of ``against`` (the same
+    passage in two collections, or a lightly edited copy of it)."""
+    kept: list[Document] = []
+    seen = [_words(doc) for doc in against]
+    seen_ids = {doc.id for doc in against if doc.id}
     for doc in docs:
-        key = _dedup_key(doc)
-        if key not in seen:
-            seen.add(key)
-            out.append(doc)
-    return out
+        words = _words(doc)
+        if doc.id and doc.id in seen_ids or any(_jaccard(words, other) >= NEAR_DUPLICATE for other in seen):
+            continue
+        kept.append(doc)
+        seen.append(words)
+        if doc.id:
+            seen_ids.add(doc.id)
+    return kept
 
 
 class HybridRetriever:

@@ -31,6 +31,31 @@ class ToCSettings(BaseModel):
                                   "reaches this (this app's choice; measured in docs/benchmarks.md).")
 
 
+class IRCoTSettings(BaseModel):
+    """IRCoT (Trivedi et al., ACL 2023). Defaults are the paper's unless noted."""
+
+    k: int = Field(4, ge=1, le=10, description="Passages retrieved per query, with the question and after each "
+                   "reasoning sentence. The paper tunes K in {2, 4, 6, 8} per dataset (Sec. 4); 4 keeps the "
+                   "prompt short enough for the 1.5B model and 2 cores (this app's choice).")
+    max_passages: int = Field(15, ge=2, le=30, description="At most 15 passages are collected (Sec. 4: the "
+                              "prompt must fit the reader's context).")
+    max_steps: int = Field(8, ge=1, le=15, description="Reasoning steps before the loop stops without an "
+                           "answer (Sec. 3.1: 8 for Flan-T5 runs, up to 10 with GPT3).")
+    reader_passages: int | None = Field(
+        5, ge=1, le=30,
+        description="Collected passages the direct reader sees: the best N for the question and the reasoning "
+        "(re-ranked); None gives it all of them, as the paper does. The 1.5B model reads 3-5 passages better "
+        "than more (DESIGN.md; measured in docs/benchmarks.md).",
+    )
+    reader: Literal["cot", "direct"] = Field(
+        "direct",
+        description="direct: a separate call answers from the collected passages; cot: the answer is the "
+        "conclusion of the reasoning chain (finished by one more call when the chain stopped without one). The "
+        "paper offers both (Sec. 3.2); with the 1.5B model the chain often concludes too early, so direct is the "
+        "default (a first check on 4 HotpotQA items: F1 0 with cot, 67 with direct).",
+    )
+
+
 class Settings(BaseModel):
     """Knobs shared by the methods; the UI and CLI override them per run."""
 
@@ -52,3 +77,4 @@ class Settings(BaseModel):
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="Greedy decoding makes runs reproducible.")
     use_web: bool = Field(False, description="Add DuckDuckGo results to local passages.")
     toc: ToCSettings = Field(default_factory=ToCSettings)
+    ircot: IRCoTSettings = Field(default_factory=IRCoTSettings)

@@ -13,3 +13,59 @@ def normalize_answer(text: str) -> str:
     """SQuAD normalisation: lower case, no punctuation, no articles (a, an, the), single spaces."""
     text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+# Words that end with a period without ending a sentence ("Mr. Smith", "St. Louis"); single letters
+# ("J. R. R. Tolkien") are handled separately.
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr prof st mt ft jr sr vs no nos co corp inc ltd gen col lt sgt capt rev fr etc approx est "
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?:\s*\[\d{1,2}\])*(?=\s|$)")
+_CITATIONS = re.compile(r"\s*\[\d{1,2}\]")
+
+
+def sentence_end(text: str, *, final: bool = True) -> int | None:
+    """Index just past the first sentence of ``text``, or None when no sentence is complete yet.
+
+    A sentence ends at a line break, or at ``.``, ``!`` or ``?`` (with closing quotes and citations such as
+    ``[2]`` that follow it) before white space; a period after an initial or a common abbreviation does not end
+    one. With ``final=False`` (text still being generated) an end must be followed by white space, since
+    "2." may yet become "2.5".
+    """
+    stripped_start = len(text) - len(text.lstrip())
+    newline = text.find("\n", stripped_start)
+    for match in _SENTENCE_END.finditer(text):
+        if newline != -1 and newline < match.start():
+            break
+        if match.end() == len(text) and not final:
+            return None
+        if match.group(0)[0] == "." and _ends_with_abbreviation(text[: match.start()]):
+            continue
+        return match.end()
+    if newline != -1:
+        return newline
+    return len(text) if final and text.strip() else None
+
+
+def _ends_with_abbreviation(text: str) -> bool:
+    word = re.search(r"(\w+)$", text)
+    return bool(word) and (len(word.group(1)) == 1 and word.group(1).isalpha()
+                           or word.group(1).lower() in _ABBREVIATIONS)
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (see ``sentence_end``), stripped; "" for blank text."""
+    text = text.strip()
+    end = sentence_end(text)
+    return text[:end].strip() if end else ""
+
+
+def has_complete_sentence(text: str) -> bool:
+    """Whether streamed ``text`` already holds a complete first sentence (a stop test for generation)."""
+    return bool(text.strip()) and sentence_end(text.lstrip(), final=False) is not None
+
+
+def strip_citations(text: str) -> str:
+    """``text`` without citation markers such as ``[2]``."""
+    return " ".join(_CITATIONS.sub(" ", text).split())

@@ -15,7 +15,7 @@ Script = list[Reply] | Callable[[list[Message], GenerationOptions], Reply]
 class ScriptedLLM(ChatModel):
     """Replies from a list (in order) or a function of the request; records every request in ``calls``.
 
-    Replies stream word by word. An ``Exception`` as a reply is raised, as a failing backend would.
+    Replies stream word by word and honour ``options.until`` as a backend does. An ``Exception`` as a reply is raised, as a failing backend would.
     ``logprobs`` (token -> log-probability) is returned as the first token's alternatives when asked for.
     """
 
@@ -41,6 +41,12 @@ class ScriptedLLM(ChatModel):
         self.calls.append((messages, options))
         reply = self._next_reply(messages, options)
         pieces = re.findall(r"\S+\s*|\s+", reply)
+        finish_reason = "stop"
+        if options.until:
+            for end in range(1, len(pieces) + 1):
+                if options.until("".join(pieces[:end])):
+                    pieces, reply, finish_reason = pieces[:end], "".join(pieces[:end]), "until"
+                    break
         yield from pieces
         top = [TokenLogprob(token=pieces[0] if pieces else "", logprob=0.0, top=self.logprobs)] \
             if self.logprobs and options.top_logprobs else None
@@ -48,6 +54,7 @@ class ScriptedLLM(ChatModel):
             text=reply,
             prompt_tokens=sum(len(m["content"].split()) for m in messages),
             completion_tokens=len(pieces),
+            finish_reason=finish_reason,
             logprobs=top,
         )
 
@@ -65,3 +72,17 @@ class ScriptedSearch:
         if self.error:
             raise self.error
         return self.results.get(query, [])[:max_results]
+
+
+class ScriptedRetriever:
+    """A retriever answering from a function of (query, k) -> passages; records every (query, k)."""
+
+    def __init__(self, answer: Callable[[str, int], list]) -> None:
+        self.answer = answer
+        self.queries: list[tuple[str, int]] = []
+
+    def retrieve(self, query: str, k: int):
+        from pipeline.retrieval import Retrieved
+
+        self.queries.append((query, k))
+        return Retrieved(passages=list(self.answer(query, k))[:k])

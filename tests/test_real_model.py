@@ -78,3 +78,24 @@ def test_toc_end_to_end_with_the_fast_model(demo_data_dir, fast_llm, embeddings)
     assert sum(e.llm_calls for e in events) < 20
     nodes = {e.id: e for e in events if e.kind.value == "expand" and "node" in e.payload}
     assert all(n.payload["state"] in {"root", "kept", "pruned", "restored"} for n in nodes.values())
+
+
+def test_ircot_end_to_end_with_the_fast_model(demo_data_dir, fast_llm, embeddings):
+    from corpora.store import CollectionStore
+    from models.rerankers import RankFusionReranker
+    from pipeline.context import RunContext
+    from pipeline.methods import run_method
+    from pipeline.retrieval import HybridRetriever
+    from pipeline.settings import IRCoTSettings, Settings
+
+    store = CollectionStore(demo_data_dir, embeddings)
+    ctx = RunContext(llm=fast_llm, retriever=HybridRetriever([store.open("demo")]), embeddings=embeddings,
+                     reranker=RankFusionReranker(embeddings), settings=Settings(ircot=IRCoTSettings(max_steps=4)))
+    events = list(run_method("ircot", "Who directed the film Back to the Future, and where was he born?", ctx))
+    assert not [e for e in events if e.kind.value == "error"], [e.payload for e in events if e.kind.value == "error"]
+    steps = [e for e in events if e.kind.value == "hop" and e.status.value == "done"]
+    assert 1 <= len(steps) <= 4 and steps[0].payload["sentence"]
+    assert all(s.llm_calls == 1 and s.completion_tokens <= 60 for s in steps)
+    final = events[-1]
+    assert final.kind.value == "answer" and final.status.value == "done" and final.payload["answer"]
+    assert len(final.payload["collected"]) <= 15

@@ -57,7 +57,7 @@ def _passage_ids(events: list[StepEvent]) -> set[str] | None:
         return None
     ids = set()
     for event in events:
-        if event.kind in (EventKind.RETRIEVE, EventKind.ANSWER) and event.status == Status.DONE:
+        if event.kind in (EventKind.RETRIEVE, EventKind.HOP, EventKind.ANSWER) and event.status == Status.DONE:
             ids.update(p["id"] for p in event.payload.get("passages", []) if p.get("id"))
     return ids
 
@@ -117,6 +117,7 @@ def run_item(method: str, item: EvalItem, ctx: RunContext) -> dict[str, Any]:
     errors = [e.payload.get("message", e.title) for e in events if e.kind == EventKind.ERROR]
     prediction = answers[-1].payload.get("answer", "") if answers else ""
     nodes = tree_nodes(events)
+    chain = [e.payload.get("sentence", "") for e in events if e.kind == EventKind.HOP and e.status == Status.DONE]
     scores = score(item, prediction, _passage_ids(events))
     scores.update(clarification_scores(item, nodes))
     return {
@@ -134,6 +135,7 @@ def run_item(method: str, item: EvalItem, ctx: RunContext) -> dict[str, Any]:
             "llm_s": sum(e.llm_seconds for e in events),
         },
         **({"tree": nodes} if nodes else {}),
+        **({"chain": chain} if chain else {}),
         **({"error": "; ".join(errors)} if errors else {}),
     }
 

@@ -10,11 +10,11 @@ from typing import Iterator
 from models.errors import LLMCallError, ModelError
 from pipeline.context import Cancelled, RunContext
 from pipeline.events import EventKind, Status, StepEvent, Tracer
-from pipeline.methods import nor, oner, toc
+from pipeline.methods import ircot, nor, oner, toc
 
 log = logging.getLogger(__name__)
 
-METHODS: dict[str, ModuleType] = {module.NAME: module for module in (nor, oner, toc)}
+METHODS: dict[str, ModuleType] = {module.NAME: module for module in (nor, oner, toc, ircot)}
 
 
 def run_method(name: str, question: str, ctx: RunContext, run_id: str | None = None) -> Iterator[StepEvent]:
