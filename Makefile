@@ -9,7 +9,9 @@ DEV_STAMP := $(VENV)/.installed-requirements-dev
 ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: run test setup clean-venv
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: run test setup chromium clean-venv
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,7 +28,13 @@ setup: $(STAMP)
 run: setup
 	$(PY) app.py $(ARGS)
 
-test: $(DEV_STAMP)
+# The browser tests need Debian's chromium; `make run` does not.
+chromium:
+	@test -x $(CHROMIUM) || { echo "Installing Debian's chromium for the browser tests..."; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
+test: $(DEV_STAMP) chromium
 	$(PY) -m pipeline prepare-models fast default
 	$(PY) -m pytest $(PYTEST_ARGS)
 

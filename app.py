@@ -46,12 +46,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
-    from ui.minimal import build_app
+    from ui.app import build_app, launch_options
 
     app = build_app(runtime)
     app.queue(default_concurrency_limit=1)
     log.info("Serving on http://%s:%d", args.host, args.port)
-    app.launch(server_name=args.host, server_port=args.port, show_error=True)
+    app.launch(server_name=args.host, server_port=args.port, show_error=True, **launch_options())
     return 0
 
 

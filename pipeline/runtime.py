@@ -37,10 +37,10 @@ class RuntimeConfig:
 class Runtime:
     """Lazily created, shared resources. Loading is guarded by a lock; models are cached by choice."""
 
-    def __init__(self, config: RuntimeConfig) -> None:
+    def __init__(self, config: RuntimeConfig, embeddings: SentenceEmbeddings | None = None) -> None:
         self.config = config
         self._lock = threading.RLock()
-        self._embeddings: SentenceEmbeddings | None = None
+        self._embeddings = embeddings  # None: loaded on first use
         self._store: CollectionStore | None = None
         self._models: dict[str, ChatModel] = {}
         self._reranker: RankFusionReranker | None = None
@@ -72,6 +72,11 @@ class Runtime:
             if choice not in self._models:
                 self._models[choice] = load_chat_model(choice, n_ctx=self.config.n_ctx)
             return self._models[choice]
+
+    def use_model(self, choice: str, model: ChatModel) -> None:
+        """Serve ``choice`` with an already built model (a scripted one in tests, say)."""
+        with self._lock:
+            self._models[choice] = model
 
     def ensure_demo(self, progress: Callable[[int, int], None] | None = None) -> None:
         ensure_demo_collection(self.store, progress)

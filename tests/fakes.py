@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import math
 import re
+import time
 from typing import Callable, Iterator
 
 from models.errors import LLMCallError
@@ -15,15 +18,16 @@ Script = list[Reply] | Callable[[list[Message], GenerationOptions], Reply]
 class ScriptedLLM(ChatModel):
     """Replies from a list (in order) or a function of the request; records every request in ``calls``.
 
-    Replies stream word by word and honour ``options.until`` as a backend does. An ``Exception`` as a reply is raised, as a failing backend would.
+    Replies stream word by word (``delay`` seconds apart) and honour ``options.until`` as a backend does. An ``Exception`` as a reply is raised, as a failing backend would.
     ``logprobs`` (token -> log-probability) is returned as the first token's alternatives when asked for.
     """
 
     name = "scripted"
 
-    def __init__(self, script: Script, logprobs: dict[str, float] | None = None) -> None:
+    def __init__(self, script: Script, logprobs: dict[str, float] | None = None, delay: float = 0.0) -> None:
         self.script = script
         self.logprobs = logprobs
+        self.delay = delay  # seconds per streamed piece, to watch a run unfold in a browser
         self.calls: list[tuple[list[Message], GenerationOptions]] = []
 
     def _next_reply(self, messages: list[Message], options: GenerationOptions) -> str:
@@ -47,7 +51,10 @@ class ScriptedLLM(ChatModel):
                 if options.until("".join(pieces[:end])):
                     pieces, reply, finish_reason = pieces[:end], "".join(pieces[:end]), "until"
                     break
-        yield from pieces
+        for piece in pieces:
+            if self.delay:
+                time.sleep(self.delay)
+            yield piece
         top = [TokenLogprob(token=pieces[0] if pieces else "", logprob=0.0, top=self.logprobs)] \
             if self.logprobs and options.top_logprobs else None
         yield ChatResult(
@@ -86,3 +93,35 @@ class ScriptedRetriever:
 
         self.queries.append((query, k))
         return Retrieved(passages=list(self.answer(query, k))[:k])
+
+
+class TreeScript:
+    """Scripted replies: clarifications per asked question, P(True) per answer, and the final answer."""
+
+    def __init__(self, tree: dict[str, list[tuple[str, str]] | str], p_true: dict[str, float] | None = None,
+                 answer: str = "The 2024 Tour was won by Tadej Pogacar [1]. In 2023 Jonas Vingegaard won [2]. "
+                               "The question has several readings.", delay: float = 0.0):
+        self.tree, self.p_true, self.answer = tree, p_true or {}, answer
+        self.llm = ScriptedLLM(self.reply, logprobs={}, delay=delay)
+        self.calls_for: list[str] = []  # the question of every clarification call (retries included)
+
+    @property
+    def clarified(self) -> list[str]:
+        """The questions expanded, in order (a retry under the grammar is the same expansion)."""
+        return list(dict.fromkeys(self.calls_for))
+
+    def reply(self, messages, options):
+        last = messages[-1]["content"]
+        if messages[0]["content"].startswith("You clarify"):
+            question = last.rsplit("Question: ", 1)[1].strip()
+            self.calls_for.append(question)
+            pairs = self.tree.get(question, [])
+            if isinstance(pairs, str):  # a malformed reply
+                return pairs
+            return json.dumps({"disambiguations": [{"question": q, "answer": a} for q, a in pairs]})
+        if options.grammar and "True" in options.grammar:
+            answer = last.split("Proposed answer: ", 1)[1].split("\n")[0]
+            p = self.p_true.get(answer, 0.9)
+            self.llm.logprobs = {"True": math.log(max(p, 1e-9)), "False": math.log(max(1 - p, 1e-9))}
+            return "True" if p >= 0.5 else "False"
+        return self.answer

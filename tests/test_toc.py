@@ -4,7 +4,6 @@ de-duplication, the unambiguous fallback, and malformed replies."""
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 from langchain_core.documents import Document
@@ -15,7 +14,7 @@ from pipeline.events import EventKind, Status
 from pipeline.methods import run_method
 from pipeline.retrieval import HybridRetriever
 from pipeline.settings import Settings, ToCSettings
-from tests.fakes import ScriptedLLM
+from tests.fakes import ScriptedLLM, TreeScript
 
 AQ = "Who won the Tour de France?"
 FACTS = [
@@ -33,38 +32,6 @@ def retriever(store):
     collection.add([Document(page_content=t, metadata={"title": "Tour de France", "source": "tour.txt"},
                              id=f"t{i}") for i, t in enumerate(FACTS)])
     return HybridRetriever([collection])
-
-
-class TreeScript:
-    """Scripted replies: clarifications per asked question, P(True) per answer, and the final answer."""
-
-    def __init__(self, tree: dict[str, list[tuple[str, str]] | str], p_true: dict[str, float] | None = None,
-                 answer: str = "The 2024 Tour was won by Tadej Pogacar [1]. In 2023 Jonas Vingegaard won [2]. "
-                               "The question has several readings."):
-        self.tree, self.p_true, self.answer = tree, p_true or {}, answer
-        self.llm = ScriptedLLM(self.reply, logprobs={})
-        self.calls_for: list[str] = []  # the question of every clarification call (retries included)
-
-    @property
-    def clarified(self) -> list[str]:
-        """The questions expanded, in order (a retry under the grammar is the same expansion)."""
-        return list(dict.fromkeys(self.calls_for))
-
-    def reply(self, messages, options):
-        last = messages[-1]["content"]
-        if messages[0]["content"].startswith("You clarify"):
-            question = last.rsplit("Question: ", 1)[1].strip()
-            self.calls_for.append(question)
-            pairs = self.tree.get(question, [])
-            if isinstance(pairs, str):  # a malformed reply
-                return pairs
-            return json.dumps({"disambiguations": [{"question": q, "answer": a} for q, a in pairs]})
-        if options.grammar and "True" in options.grammar:
-            answer = last.split("Proposed answer: ", 1)[1].split("\n")[0]
-            p = self.p_true.get(answer, 0.9)
-            self.llm.logprobs = {"True": math.log(max(p, 1e-9)), "False": math.log(max(1 - p, 1e-9))}
-            return "True" if p >= 0.5 else "False"
-        return self.answer
 
 
 def run_toc(script, retriever, embeddings, **toc):

@@ -1,0 +1,80 @@
+"""Browser fixtures: the real app served on loopback (with a scripted or a real model) and a headless Chromium
+driven by Playwright. Chromium is Debian's (``/usr/bin/chromium``, installed by ``make test``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+from langchain_core.documents import Document
+
+from tests.conftest import free_port
+
+CHROMIUM = os.environ.get("RQA_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        pytest.fail(f"Chromium is missing at {CHROMIUM}: run `make test` (it installs Debian's chromium).")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium):
+    context = chromium.new_context(viewport={"width": 1500, "height": 1000})
+    context.set_default_timeout(30_000)
+    yield context.new_page()
+    context.close()
+
+
+NOTES = [
+    ("Tour de France", "Tadej Pogacar won the 2024 Tour de France, his third overall victory."),
+    ("Tour de France", "Jonas Vingegaard won the 2023 Tour de France ahead of Tadej Pogacar."),
+    ("Tour de France", "Jonas Vingegaard also won the 2022 Tour de France."),
+    ("Tour de France Femmes", "The 2024 Tour de France Femmes was won by Katarzyna Niewiadoma."),
+    ("Markup", "A page about cycling that contains markup: <script>window.__injected = 1</script> and "
+               "<img src=x onerror=\"window.__injected = 2\"> should be shown as text."),
+]
+
+
+@pytest.fixture
+def serve(tmp_path, embeddings) -> Iterator[Callable]:
+    """``serve(model)`` starts the app over a fresh data folder holding the collection ``notes`` and returns
+    its URL; the app is closed after the test."""
+    from corpora.store import CollectionStore
+    from pipeline.runtime import Runtime, RuntimeConfig
+    from ui.app import build_app, launch_options
+
+    apps = []
+
+    def start(model, data_dir: Path | None = None, choice: str = "default") -> str:
+        data_dir = data_dir or tmp_path / "data"
+        store = CollectionStore(data_dir, embeddings)
+        if not store.exists("notes"):
+            store.create("notes").add([Document(page_content=text, metadata={"title": title, "source": "notes.txt",
+                                                                              "collection": "notes"}, id=f"n{i}")
+                                       for i, (title, text) in enumerate(NOTES)])
+        runtime = Runtime(RuntimeConfig(data_dir=data_dir, model=choice), embeddings=embeddings)
+        runtime.use_model(choice, model)
+        app = build_app(runtime)
+        app.queue(default_concurrency_limit=1)
+        port = free_port()
+        app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                   **launch_options())
+        apps.append(app)
+        return f"http://127.0.0.1:{port}/"
+
+    yield start
+    for app in apps:
+        app.close()

@@ -1,0 +1,211 @@
+"""The app in a real headless Chromium: the live tree, uploads and citations, escaping, several sessions at
+once, Stop, traces, and one question answered by the real fast model."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fakes import ScriptedLLM, TreeScript
+
+AQ = "Who won the Tour de France?"
+Q24, Q23, Q19 = ("Who won the 2024 Tour de France?", "Who won the 2023 Tour de France?",
+                 "Who won the 1919 Tour de France?")
+
+
+def open_app(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("#question textarea")
+
+
+def choose(page, elem_id: str, label: str) -> None:
+    """Pick ``label`` in the Gradio dropdown ``elem_id``."""
+    page.click(f"#{elem_id} input")
+    page.click(f"ul[role=listbox] li:has-text('{label}')")
+
+
+def ask(page, question: str, method: str | None = None) -> None:
+    if method:
+        choose(page, "method", method)
+    page.fill("#question textarea", question)
+    page.click("#ask")
+
+
+def last_answer(page):
+    return page.locator("#chat .message-row.bot-row").last
+
+
+def wait_done(page, timeout: float = 60_000) -> None:
+    page.wait_for_selector("#reasoning .rv-done", timeout=timeout)
+
+
+def answers_by_prompt(answer: str, delay: float = 0.0) -> ScriptedLLM:
+    return ScriptedLLM(lambda messages, options: answer, delay=delay)
+
+
+def test_tree_nodes_appear_before_the_answer_is_complete(page, serve):
+    script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard"), (Q19, "Firmin Lambot")]},
+                        p_true={"Firmin Lambot": 0.0}, delay=0.08)
+    open_app(page, serve(script.llm))
+    ask(page, AQ, method="Tree of Clarifications")
+    page.wait_for_selector("#reasoning .kind-expand .rv-node-answer")  # a clarified question with its answer
+    assert page.query_selector("#reasoning .rv-done") is None
+    assert "Pogacar won" not in last_answer(page).inner_text()  # the answer has not been written yet
+    wait_done(page)
+    assert page.locator("#reasoning .state-kept").count() == 2
+    assert page.locator("#reasoning .state-pruned").count() == 1
+    assert "Firmin Lambot" in page.locator("#reasoning .state-pruned").inner_text()
+    page.locator("#reasoning .state-kept .rv-verdict summary").first.click()  # evidence on demand
+    assert "p_true" in page.locator("#reasoning .state-kept .rv-verdict").first.inner_text()
+    assert "The 2024 Tour was won by Tadej Pogacar" in last_answer(page).inner_text()
+    assert "Tree of Clarifications" in page.inner_text("#reasoning .rv-head")
+
+
+def test_an_uploaded_pdf_is_cited(page, serve, tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    pdf.multi_cell(0, 8, "The Zorblax festival is held every March in the town of Lindenfeld. It celebrates the "
+                         "first harvest of winter barley with music and bread.")
+    path = tmp_path / "festival.pdf"
+    pdf.output(str(path))
+
+    def reply(messages, options):
+        return "The Zorblax festival is held every March in Lindenfeld [1]."
+
+    open_app(page, serve(ScriptedLLM(reply)))
+    page.click("button[role=tab]:has-text('Collections')")
+    page.fill("#new-collection textarea, #new-collection input", "papers")
+    page.click("#create-collection")
+    page.wait_for_selector("#ingest-report:has-text('Created the collection')")
+    page.wait_for_selector("#collections-table:has-text('papers')")
+    choose(page, "chosen-collection", "papers")
+    page.set_input_files("#uploads input[type=file]", str(path))
+    page.click("#add-files")
+    page.wait_for_selector("#ingest-report .outcome-added:has-text('festival.pdf')")
+    page.wait_for_selector("#files-table:has-text('festival.pdf')")
+
+    page.click("button[role=tab]:has-text('Ask')")
+    page.check("#collections label:has-text('papers') input")
+    page.uncheck("#collections label:has-text('notes') input")
+    ask(page, "When is the Zorblax festival held?", method="OneR")
+    wait_done(page)
+    message = last_answer(page)
+    assert "festival.pdf, p. 1" in message.inner_text()
+    message.locator(".cite").first.click()
+    source = message.locator("details.source").first
+    assert source.evaluate("el => el.open") and "Lindenfeld" in source.inner_text()
+
+
+def test_markup_in_passages_and_answers_is_shown_as_text(page, serve):
+    llm = answers_by_prompt('It has markup <img src=x onerror="window.__injected = 3"> [1].')
+    open_app(page, serve(llm))
+    ask(page, "Which page contains markup about cycling?", method="OneR")
+    wait_done(page)
+    page.locator("#reasoning .kind-retrieve .rv-passages summary").click()
+    assert "<script>window.__injected = 1</script>" in page.inner_text("#reasoning")
+    assert '<img src=x onerror="window.__injected = 3">' in last_answer(page).inner_text()
+    assert page.evaluate("window.__injected") is None
+    assert page.locator("#reasoning script, #reasoning img, #chat .message-content img").count() == 0
+
+
+def test_two_sessions_asking_at_once_each_get_their_own_answer(chromium, serve):
+    llm = ScriptedLLM(lambda messages, options: "The answer to " + messages[-1]["content"].rsplit("Question: ", 1)[1]
+                      .split("\n")[0] + " is here.", delay=0.03)
+    url = serve(llm)
+    contexts = [chromium.new_context(viewport={"width": 1400, "height": 900}) for _ in range(2)]
+    pages = [c.new_page() for c in contexts]
+    try:
+        for page in pages:
+            open_app(page, url)
+            choose(page, "method", "OneR")
+        questions = ["Who won the 2024 Tour de France?", "Who won the Tour de France Femmes?"]
+        for page, question in zip(pages, questions):
+            page.fill("#question textarea", question)
+        for page in pages:
+            page.click("#ask")
+        for page in pages:
+            wait_done(page)
+        for page, mine, other in zip(pages, questions, reversed(questions)):
+            text = last_answer(page).inner_text()
+            assert f"The answer to {mine} is here." in text and other not in page.inner_text("#chat")
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_stop_ends_the_run_and_the_next_question_runs(page, serve):
+    words = " ".join(f"word{i}" for i in range(300))
+    calls = []
+
+    def reply(messages, options):
+        calls.append(messages)
+        return words if len(calls) == 1 else "A short second answer."
+
+    open_app(page, serve(ScriptedLLM(reply, delay=0.05)))
+    ask(page, "Tell me everything about the Tour de France.", method="OneR")
+    page.wait_for_selector("#chat .bot-row:has-text('word5')")
+    page.click("#stop")
+    page.wait_for_selector("#chat .notice:has-text('stopped')", timeout=10_000)
+    assert "word299" not in last_answer(page).inner_text()
+    assert "Stopped" in page.inner_text("#reasoning")
+    ask(page, "And who won in 2024?")
+    page.wait_for_selector("#chat .bot-row:has-text('A short second answer.')")
+
+
+def test_trace_download_and_replay(page, serve, tmp_path):
+    open_app(page, serve(answers_by_prompt("Tadej Pogacar won in 2024 [1].")))
+    ask(page, "Who won the 2024 Tour de France?", method="OneR")
+    wait_done(page)
+    with page.expect_download() as download:
+        page.locator("#trace-files tr:has-text('.jsonl') a").first.click()
+    trace = tmp_path / "trace.jsonl"
+    download.value.save_as(trace)
+    with page.expect_download() as report_download:
+        page.locator("#trace-files tr:has-text('.md') a").first.click()
+    report = tmp_path / "trace.md"
+    report_download.value.save_as(report)
+    assert "## Answer" in report.read_text() and "Tadej Pogacar won in 2024 [1]." in report.read_text()
+
+    page.click("#new-conversation")
+    with page.expect_file_chooser() as chooser:
+        page.click("#replay")
+    chooser.value.set_files(str(trace))
+    page.wait_for_selector("#reasoning:has-text('Replayed from a trace file')")
+    assert page.locator("#reasoning .kind-retrieve").count() == 1
+    assert "Tadej Pogacar won in 2024" in last_answer(page).inner_text()
+
+
+def test_collections_tab_reports_bad_files_and_deletes(page, serve, tmp_path):
+    good, bad = tmp_path / "good.txt", tmp_path / "broken.pdf"
+    good.write_text("Velodromes are tracks for cycling races with steep banked curves.")
+    bad.write_bytes(b"this is not a pdf at all")
+    open_app(page, serve(answers_by_prompt("unused")))
+    page.click("button[role=tab]:has-text('Collections')")
+    choose(page, "chosen-collection", "notes")
+    page.set_input_files("#uploads input[type=file]", [str(good), str(bad)])
+    page.click("#add-files")
+    page.wait_for_selector("#ingest-report .outcome-failed:has-text('broken.pdf')")
+    assert "good.txt" in page.inner_text("#ingest-report .outcome-added")
+    page.wait_for_selector("#files-table:has-text('good.txt')")
+    page.click("#delete-panel .label-wrap")
+    choose(page, "file-choice", "good.txt")
+    page.click("#delete-file")
+    page.wait_for_selector("#ingest-report:has-text('Deleted')")
+    assert "good.txt" not in page.inner_text("#files-table")
+    page.click("#delete-collection")
+    page.wait_for_selector("#ingest-report:has-text('Tick')")  # nothing deleted without confirmation
+    assert "notes" in page.inner_text("#collections-table")
+
+
+@pytest.mark.real_model
+def test_a_question_answered_by_the_real_fast_model(page, serve, fast_llm):
+    open_app(page, serve(fast_llm, choice="fast"))
+    ask(page, "Who won the 2023 Tour de France?", method="OneR")
+    page.wait_for_selector("#reasoning .kind-retrieve.status-done")
+    wait_done(page, timeout=180_000)
+    text = last_answer(page).inner_text()
+    assert "Vingegaard" in text
+    assert page.locator("#reasoning .rv-node").count() >= 2
+

@@ -1,0 +1,12 @@
+// Citation markers in answers ([n], class "cite") open and show the cited passage listed under the answer.
+document.addEventListener("click", (event) => {
+  const marker = event.target.closest ? event.target.closest(".cite") : null;
+  if (!marker) return;
+  const key = marker.getAttribute("data-cite");
+  const source = Array.from(document.querySelectorAll(".source")).find((el) => el.getAttribute("data-cite") === key);
+  if (!source) return;
+  source.open = true;
+  source.classList.add("highlight");
+  source.scrollIntoView({ block: "nearest" });
+  setTimeout(() => source.classList.remove("highlight"), 1500);
+});

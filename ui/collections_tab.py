@@ -1,0 +1,82 @@
+"""The Collections tab's logic: list, create and delete collections; add and delete files, per-file errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from corpora.ingest import ingest_files
+from corpora.store import CollectionError, validate_collection_name
+from pipeline.runtime import Runtime
+from ui.view import esc
+
+_STATUS = {"added": "added", "replaced": "replaced (older version removed)", "unchanged": "already there",
+           "failed": "not added"}
+
+
+def collection_rows(runtime: Runtime) -> list[list]:
+    """One row per collection: name, files, passages."""
+    return [[s.name, len(s.files), s.passages] for s in runtime.store.summaries()]
+
+
+def file_rows(runtime: Runtime, name: str | None) -> list[list]:
+    """One row per file of collection ``name``: file name, passages."""
+    if not name or not runtime.store.exists(name):
+        return []
+    return [[file, count] for file, count in sorted(runtime.store.open(name).files().items())]
+
+
+def create_collection(runtime: Runtime, name: str) -> str:
+    name = (name or "").strip()
+    validate_collection_name(name)
+    if runtime.store.exists(name):
+        raise CollectionError(f"A collection named '{name}' already exists.")
+    runtime.store.create(name)
+    return f"Created the collection '{name}'."
+
+
+def add_files(runtime: Runtime, name: str | None, uploads: list, progress: Callable[[int, int, str], None]) -> str:
+    """Ingest uploaded files into collection ``name``; an HTML report with one line per file (errors included:
+    the other files still go in)."""
+    if not name:
+        raise CollectionError("Choose or create a collection first.")
+    if not uploads:
+        raise CollectionError("Choose one or more files to add.")
+    files = [(Path(_path(u)), _display_name(u)) for u in uploads]
+    outcomes = ingest_files(runtime.store.open(name), files, progress=progress)
+    lines = []
+    for outcome in outcomes:
+        detail = esc(outcome.message) if outcome.status == "failed" else f"{outcome.passages} passages"
+        lines.append(f'<li class="outcome outcome-{outcome.status}"><b>{esc(outcome.name)}</b>: '
+                     f'{_STATUS.get(outcome.status, outcome.status)} — {detail}</li>')
+    failed = sum(o.status == "failed" for o in outcomes)
+    summary = f"{len(outcomes) - failed} of {len(outcomes)} files are in '{esc(name)}'."
+    return f'<div class="ingest-report"><p>{summary}</p><ul>{"".join(lines)}</ul></div>'
+
+
+def delete_file(runtime: Runtime, name: str | None, file: str | None) -> str:
+    if not name or not file:
+        raise CollectionError("Choose a collection and one of its files.")
+    removed = runtime.store.open(name).delete_source(file)
+    if not removed:
+        raise CollectionError(f"'{file}' is not in '{name}'.")
+    return f"Deleted '{file}' ({removed} passages) from '{name}'."
+
+
+def delete_collection(runtime: Runtime, name: str | None, confirmed: bool) -> str:
+    if not name:
+        raise CollectionError("Choose a collection.")
+    if not confirmed:
+        raise CollectionError(f"Tick 'Yes, delete' to delete the whole collection '{name}'.")
+    runtime.store.delete(name)
+    return f"Deleted the collection '{name}'."
+
+
+def _path(upload) -> str:
+    return upload if isinstance(upload, str) else getattr(upload, "name", None) or upload["path"]
+
+
+def _display_name(upload) -> str:
+    """The name the person's file had (Gradio keeps it as the last part of the temporary path)."""
+    original = getattr(upload, "orig_name", None) or (upload.get("orig_name") if isinstance(upload, dict) else None)
+    return original or Path(_path(upload)).name
