@@ -112,7 +112,7 @@ def test_markup_in_passages_and_answers_is_shown_as_text(page, serve):
 
 def test_two_sessions_asking_at_once_each_get_their_own_answer(chromium, serve):
     llm = ScriptedLLM(lambda messages, options: "The answer to " + messages[-1]["content"].rsplit("Question: ", 1)[1]
-                      .split("\n")[0] + " is here.", delay=0.03)
+                      .split("\n")[0] + " is here." + " So it is." * 8, delay=0.08)
     url = serve(llm)
     contexts = [chromium.new_context(viewport={"width": 1400, "height": 900}) for _ in range(2)]
     pages = [c.new_page() for c in contexts]
@@ -125,6 +125,8 @@ def test_two_sessions_asking_at_once_each_get_their_own_answer(chromium, serve):
             page.fill("#question textarea", question)
         for page in pages:
             page.click("#ask")
+        # model calls are queued: the second person sees their place in the queue while the first is answered
+        pages[1].wait_for_selector("[data-testid=status-tracker]:has-text('queue')", timeout=10_000)
         for page in pages:
             wait_done(page)
         for page, mine, other in zip(pages, questions, reversed(questions)):
@@ -209,3 +211,23 @@ def test_a_question_answered_by_the_real_fast_model(page, serve, fast_llm):
     assert "Vingegaard" in text
     assert page.locator("#reasoning .rv-node").count() >= 2
 
+
+
+def test_one_persons_stop_leaves_the_other_run_alone(chromium, serve):
+    words = " ".join(f"word{i}" for i in range(40))
+    url = serve(ScriptedLLM(lambda messages, options: words, delay=0.05))
+    contexts = [chromium.new_context(viewport={"width": 1400, "height": 900}) for _ in range(2)]
+    first, second = [c.new_page() for c in contexts]
+    try:
+        for page in (first, second):
+            open_app(page, url)
+            ask(page, "Tell me about the Tour de France.", method="OneR")
+        first.wait_for_selector("#chat .bot-row:has-text('word3')")
+        first.click("#stop")
+        first.wait_for_selector("#chat .notice:has-text('stopped')", timeout=10_000)
+        wait_done(second)
+        assert "word39" in last_answer(second).inner_text()
+        assert "stopped" not in second.inner_text("#chat").lower()
+    finally:
+        for context in contexts:
+            context.close()
