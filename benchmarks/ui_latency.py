@@ -130,7 +130,6 @@ def main(argv: list[str] | None = None) -> int:
                             break
                         time.sleep(0.1)
                     events = list(read_jsonl(max(new, key=lambda p: p.stat().st_mtime)))
-                    seen, done = page.evaluate("window.__seen"), page.evaluate("window.__done")
                     run_lags = event_lags(events, page.evaluate("window.__seen"), page.evaluate("window.__done"))
                     run_costs = drawing_cost(events)
                     first_steps.append(first)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Generator, Iterator
 
 from langchain_core.documents import Document
@@ -12,14 +11,13 @@ from models.llm import ChatResult, GenerationOptions
 from pipeline.context import RunContext
 from pipeline.events import EventKind, Status, StepEvent, Tracer, passage_payload
 from pipeline.prompting import Prompt
-
-_CITATION = re.compile(r"\[(\d{1,2})\]")
+from pipeline.text import CITATION
 
 
 def cited_numbers(text: str, n_passages: int) -> list[int]:
     """Passage numbers cited as [n] in ``text`` that exist, in order of first citation."""
     seen: list[int] = []
-    for match in _CITATION.finditer(text):
+    for match in CITATION.finditer(text):
         number = int(match.group(1))
         if 1 <= number <= n_passages and number not in seen:
             seen.append(number)

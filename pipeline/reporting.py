@@ -7,6 +7,8 @@ import platform
 import statistics
 import time
 
+import numpy as np
+
 
 def machine() -> str:
     cpu = "unknown CPU"
@@ -27,14 +29,8 @@ def median(values: list[float]) -> float:
 
 
 def percentile(values: list[float], q: float) -> float:
-    """The q-th percentile (linear interpolation, as numpy's default)."""
-    ordered = sorted(values)
-    if not ordered:
-        raise ValueError("percentile of no values")
-    position = (len(ordered) - 1) * q / 100
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+    """The q-th percentile (numpy's linear interpolation)."""
+    return float(np.percentile(values, q))
 
 
 def table(header: list[str], rows: list[list[object]]) -> str:

@@ -26,14 +26,17 @@ class Retrieved:
     warnings: list[str] = field(default_factory=list)
 
 
-NEAR_DUPLICATE = 0.8  # word-set Jaccard at which two passages count as copies (re-crawls, dataset overlap)
+NEAR_DUPLICATE = 0.8  # Jaccard of word 3-grams at which two passages count as copies (re-crawls, dataset overlap)
 
 
-def _words(doc: Document) -> frozenset[str]:
-    return frozenset(re.findall(r"\w+", doc.page_content.lower()))
+def _shingles(doc: Document) -> frozenset[tuple[str, ...]]:
+    """Word 3-grams: one changed word breaks three of them, so short passages that differ in a year or a name
+    stay apart while long copies with a small edit still match."""
+    words = re.findall(r"\w+", doc.page_content.lower())
+    return frozenset(zip(words, words[1:], words[2:])) if len(words) >= 3 else frozenset([tuple(words)])
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+def _jaccard(a: frozenset, b: frozenset) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
 
 
@@ -41,10 +44,10 @@ def deduplicate(docs: list[Document], against: list[Document] = ()) -> list[Docu
     """``docs`` without passages that repeat, or nearly repeat, an earlier one or one of ``against`` (the same
     passage in two collections, or a lightly edited copy of it)."""
     kept: list[Document] = []
-    seen = [_words(doc) for doc in against]
+    seen = [_shingles(doc) for doc in against]
     seen_ids = {doc.id for doc in against if doc.id}
     for doc in docs:
-        words = _words(doc)
+        words = _shingles(doc)
         if doc.id and doc.id in seen_ids or any(_jaccard(words, other) >= NEAR_DUPLICATE for other in seen):
             continue
         kept.append(doc)

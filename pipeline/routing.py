@@ -26,7 +26,7 @@ _NESTED = re.compile(
     re.IGNORECASE,
 )
 _OPEN_QUESTION = re.compile(r"^\s*(who|when|where|what|which)\b", re.IGNORECASE)
-_SPECIFIC = re.compile(r"\b1\d{3}\b|\b20\d{2}\b|\d|[\"“”]|'s\s+\d", re.IGNORECASE)
+_SPECIFIC = re.compile(r"\d|[\"“”]")  # a date, a number or a quoted title narrows the question
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,12 @@ def normalize_answer(text: str) -> str:
 # Words that end with a period without ending a sentence ("Mr. Smith", "St. Louis"); single letters
 # ("J. R. R. Tolkien") are handled separately.
 _ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof st mt ft jr sr vs no nos co corp inc ltd gen col lt sgt capt rev fr etc approx est "
-    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+    "mr mrs ms dr prof st mt ft jr sr vs co corp inc ltd lt sgt capt etc approx jan feb apr jun jul aug sep sept "
+    "oct nov dec".split()  # not "no", "mar", "est": they end yes/no answers and sentences
 )
 _SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?:\s*\[\d{1,2}\])*(?=\s|$)")
-_CITATIONS = re.compile(r"\s*\[\d{1,2}\]")
+CITATION = re.compile(r"\[(\d{1,2})\]")  # a citation marker such as [2]
+_CITATIONS = re.compile(r"\s*" + CITATION.pattern)
 
 
 def sentence_end(text: str, *, final: bool = True) -> int | None:

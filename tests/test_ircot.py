@@ -64,6 +64,7 @@ def answer_event(events):
     ("He moved to St. Louis in 1990. Then he left.", "He moved to St. Louis in 1990."),
     ("It cost 2.5 million dollars. Then", "It cost 2.5 million dollars."),
     ("Tolkien was born in 1892.[3] Next", "Tolkien was born in 1892.[3]"),
+    ("So the answer is: no. The University", "So the answer is: no."),
     ("first line\nsecond line.", "first line"),
     ("no sentence end", "no sentence end"),
     ("   ", ""),
@@ -227,7 +228,15 @@ def test_works_over_the_web_source():
         "https://example.org/hobbit", "https://example.org/tolkien"]
 
 
-def test_wrong_format_and_model_failure_end_cleanly():
+def test_short_passages_that_differ_in_a_detail_are_not_duplicates():
+    from pipeline.retrieval import deduplicate
+
+    years = [Document(page_content=f"The {year} Tour de France was won by Tadej Pogacar of Slovenia.", id=str(year))
+             for year in (2020, 2021)]
+    assert len(deduplicate(years)) == 2
+
+
+def test_model_failure_and_an_empty_reply_end_cleanly():
     from models.errors import LLMCallError
 
     events = run(ScriptedLLM([LLMCallError("model crashed")]), fresh_passages())

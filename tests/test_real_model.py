@@ -95,7 +95,19 @@ def test_ircot_end_to_end_with_the_fast_model(demo_data_dir, fast_llm, embedding
     assert not [e for e in events if e.kind.value == "error"], [e.payload for e in events if e.kind.value == "error"]
     steps = [e for e in events if e.kind.value == "hop" and e.status.value == "done"]
     assert 1 <= len(steps) <= 4 and steps[0].payload["sentence"]
-    assert all(s.llm_calls == 1 and s.completion_tokens <= 60 for s in steps)
+    from pipeline.text import first_sentence
+
+    assert all(s.llm_calls == 1 and first_sentence(s.payload["sentence"]) == s.payload["sentence"] for s in steps)
     final = events[-1]
     assert final.kind.value == "answer" and final.status.value == "done" and final.payload["answer"]
     assert len(final.payload["collected"]) <= 15
+
+
+def test_generation_stops_once_the_until_test_passes(fast_llm):
+    from models.llm import GenerationOptions
+    from pipeline.text import has_complete_sentence
+
+    messages = [{"role": "user", "content": "Write five sentences about the sea, each on the same line."}]
+    result = fast_llm.chat(messages, GenerationOptions(max_tokens=120, until=has_complete_sentence))
+    assert result.finish_reason == "until" and result.completion_tokens < 120
+    assert has_complete_sentence(result.text) and result.text.count(". ") <= 1

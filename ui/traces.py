@@ -6,8 +6,7 @@ import re
 from pathlib import Path
 
 from pipeline.events import EventKind, read_jsonl, write_jsonl
-from ui.answer import source_label
-from ui.view import RunView
+from ui.view import RunView, source_label
 
 
 def markdown_report(view: RunView, question: str) -> str:
@@ -76,6 +75,7 @@ def load_trace(path: Path) -> tuple[RunView, str]:
     if not question:
         question = next((e.payload.get("query", "") for e in view.events if e.kind == EventKind.RETRIEVE), "")
     view.header = "Replayed from a trace file: no model was run."
+    view.close()
     return view, question
 
 

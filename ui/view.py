@@ -25,7 +25,27 @@ _STATUS_ICON = {Status.PENDING: "…", Status.RUNNING: '<span class="rv-spin"></
 
 
 def esc(value) -> str:
+    """``value`` as text that HTML shows literally."""
     return html.escape("" if value is None else str(value), quote=True)
+
+
+_MARKDOWN = str.maketrans({c: f"&#{ord(c)};" for c in "[]()!*_`#~|\\"})
+
+
+def md_safe(value) -> str:
+    """``value`` as text that both Markdown and HTML show literally (no links, images or emphasis): for the
+    chat, which renders Markdown."""
+    text = "" if value is None else str(value)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").translate(_MARKDOWN)
+    return text.replace('"', "&quot;").replace("'", "&#39;")
+
+
+def source_label(passage: dict) -> str:
+    """Where a passage comes from, for people: its title, then the file and page, or the url."""
+    where = passage.get("url") or passage.get("source") or passage.get("collection") or ""
+    page = f", p. {passage['page']}" if passage.get("page") else ""
+    title = passage.get("title") or "Untitled"
+    return f"{title} — {where}{page}" if where else title
 
 
 class RunView:
@@ -45,6 +65,7 @@ class RunView:
         self.closed = True
 
     def add(self, event: StepEvent) -> None:
+        """Fold one event in: a new step, an update of a known one, a note on its parent, or answer text."""
         self.events.append(event)
         if event.kind == EventKind.ANSWER_TOKEN:
             self.streamed += event.payload.get("text", "")
@@ -58,16 +79,19 @@ class RunView:
 
     @property
     def final_answer(self) -> StepEvent | None:
+        """The finished answer step, if the run has one."""
         done = [s for s in self.steps.values() if s.kind == EventKind.ANSWER and s.status == Status.DONE]
         return done[-1] if done else None
 
     @property
     def answer_text(self) -> str:
+        """The final answer, or the text streamed so far."""
         final = self.final_answer
         return final.payload.get("answer", self.streamed) if final else self.streamed
 
     @property
     def finished(self) -> bool:
+        """Whether the run is over (closed, answered or failed)."""
         return self.closed or self.final_answer is not None or any(n.kind == EventKind.ERROR for ns in self.notes.values()
                                                     for n in ns)
 
@@ -81,6 +105,7 @@ class RunView:
         return calls, tokens, (last - min(times)) if times else 0.0
 
     def html(self) -> str:
+        """The whole view as HTML: a header with totals, then the steps as nested lists."""
         calls, tokens, seconds = self.totals()
         state = "done" if self.finished else "running"
         head = f'<div class="rv-head">{esc(self.header)}' if self.header else '<div class="rv-head">'
@@ -194,20 +219,18 @@ class RunView:
         label = {EventKind.PRUNE: "Pruning undone" if p.get("undo") else "Pruned",
                  EventKind.WARNING: "Warning", EventKind.ERROR: "Error"}[note.kind]
         if note.kind != EventKind.PRUNE and note.title != text:
-            label = note.title  # "Stopped", "Model error"...
+            label = esc(note.title)  # "Stopped", "Model error"...
         return f'<div class="{css[note.kind]}">{label}: {esc(text)}</div>'
 
     @staticmethod
     def _passages(passages: list[dict], label: str) -> str:
         items = []
         for passage in passages:
-            where = passage.get("url") or passage.get("source") or ""
-            page = f", p. {esc(passage['page'])}" if passage.get("page") else ""
-            text = passage.get("text", "")
+            text = str(passage.get("text", ""))
             more = (f'<details class="rv-full"><summary>more</summary>{esc(text[SNIPPET:])}</details>'
                     if len(text) > SNIPPET else "")
-            items.append(f'<li><span class="rv-passage-title">[{esc(passage.get("number", "·"))}] '
-                         f'{esc(passage.get("title"))}</span> <span class="rv-muted">{esc(where)}{page}</span>'
+            items.append(f'<li><span class="rv-passage-title">[{esc(passage.get("number", "·"))}]</span> '
+                         f'{esc(source_label(passage))}'
                          f'<div class="rv-passage">{esc(text[:SNIPPET])}{more}</div></li>')
         return (f'<details class="rv-more rv-passages"><summary>{len(passages)} {esc(label)}</summary>'
                 f'<ol>{"".join(items)}</ol></details>')

@@ -52,8 +52,8 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
     sentence, until a sentence gives the answer or the step limit; then answer from the collected passages."""
     cfg = ctx.settings.ircot
     root = tracer.new_id("r")
-    found = yield from retrieve_step(ctx, tracer, question, k=cfg.k, step_id=root)
-    pool = deduplicate(found)[: cfg.max_passages]
+    # The retrieval event numbers these passages as the prompts will: the retriever already de-duplicates.
+    pool = yield from retrieve_step(ctx, tracer, question, k=min(cfg.k, cfg.max_passages), step_id=root)
     prompt = load_prompt("ircot_reason")
     sentences: list[str] = []
     parent, conclusion = root, None

@@ -1,4 +1,5 @@
-// Citation markers in answers ([n], class "cite") open and show the cited passage listed under the answer.
+// Citation markers in answers ([n], class "cite") open and show the cited passage listed under the answer,
+// on a click or on Enter / Space.
 document.addEventListener("click", (event) => {
   const marker = event.target.closest ? event.target.closest(".cite") : null;
   if (!marker) return;
@@ -9,4 +10,10 @@ document.addEventListener("click", (event) => {
   source.classList.add("highlight");
   source.scrollIntoView({ block: "nearest" });
   setTimeout(() => source.classList.remove("highlight"), 1500);
+});
+document.addEventListener("keydown", (event) => {
+  if ((event.key === "Enter" || event.key === " ") && event.target.classList && event.target.classList.contains("cite")) {
+    event.preventDefault();
+    event.target.click();
+  }
 });
