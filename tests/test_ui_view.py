@@ -184,3 +184,19 @@ def test_auto_routing(question, method):
 
 def test_auto_routing_respects_available_methods():
     assert choose_method("Who won the Tour de France?", {"oner", "nor"}).method == "oner"
+
+
+@pytest.mark.parametrize("question, joined", [
+    ("And where was he born?", True),
+    ("When was it released?", True),
+    ("What about the sequel?", True),
+    ("Where was Robert Zemeckis born?", False),
+    ("Who won the Tour de France?", False),
+])
+def test_follow_ups_are_joined_with_the_previous_question(question, joined):
+    from pipeline.conversation import with_context
+
+    previous = ["Who directed the film Back to the Future?"]
+    run, note = with_context(question, previous)
+    assert (run == f"{previous[0]} {question}") is joined and (note is not None) is joined
+    assert with_context(question, []) == (question, None)

@@ -77,6 +77,7 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
         if session.running:
             session.cancel.set()
         session.conversation += 1
+        session.asked = []
         return [], RunView("New conversation.").html(), None, session
 
     def replay(file, history: list):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from corpora.store import CollectionError
 from models.errors import ModelError
+from pipeline.conversation import with_context
 from pipeline.methods import METHODS, run_method
 from pipeline.routing import choose_method
 from pipeline.runtime import Runtime
@@ -36,6 +37,7 @@ class Session:
     question: str = ""
     running: bool = False  # one question at a time per session: Ask is refused until this run ends
     conversation: int = 0  # bumped by "New conversation": an older run stops writing into the chat
+    asked: list[str] = field(default_factory=list)  # questions run in this conversation (follow-ups join them)
 
     def trace_dir(self, runtime: Runtime) -> Path:
         base = Path(runtime.config.data_dir) / "traces" if runtime.config.data_dir else Path(tempfile.gettempdir())
@@ -87,9 +89,11 @@ def run_question(runtime: Runtime, session: Session, history: list, knobs: Knobs
 
 
 def _run(runtime: Runtime, session: Session, history: list, knobs: Knobs):
-    question, conversation = session.question, session.conversation
+    conversation = session.conversation
+    question, follow_up = with_context(session.question, session.asked)
+    session.asked.append(question)
     name, header = pick_method(question, knobs.method)
-    view = RunView(header)
+    view = RunView(f"{follow_up} {header}" if follow_up else header)
     run_id = uuid.uuid4().hex[:12]
     history = history + [{"role": "assistant", "content": answer_message(view, run_id)}]
     yield history, view.html(), None

@@ -231,3 +231,15 @@ def test_one_persons_stop_leaves_the_other_run_alone(chromium, serve):
     finally:
         for context in contexts:
             context.close()
+
+
+def test_a_follow_up_keeps_the_conversation(page, serve):
+    llm = ScriptedLLM(lambda messages, options: "Answer " + str(len(messages)) + ".")
+    open_app(page, serve(llm))
+    ask(page, "Who won the 2024 Tour de France?", method="OneR")
+    wait_done(page)
+    ask(page, "And who came second?")
+    page.wait_for_selector("#reasoning .rv-head:has-text('follow-up')")
+    wait_done(page)
+    assert page.locator("#chat .bot-row").count() == 2 and page.locator("#chat .user-row").count() == 2
+    assert "Who won the 2024 Tour de France? And who came second?" in llm.calls[-1][0][-1]["content"]
