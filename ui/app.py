@@ -212,8 +212,12 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
         delete_file_button.click(guarded(do_delete_file), [chosen, file_choice], listing, queue=False)
         delete_coll_button.click(guarded(do_delete_collection), [chosen, confirm], listing, queue=False)
         chosen.change(lambda name: refreshed(name)[2:4], [chosen], [files_table, file_choice], queue=False)
-        app.load(lambda: refreshed(None)[:1] + (gr.update(choices=_names(runtime)),) + (
-            gr.update(choices=_names(runtime)),), None, [table, chosen, collections], queue=False)
+
+        def on_load():
+            names = _names(runtime)  # collections may have changed since the page was built
+            return coll.collection_rows(runtime), gr.update(choices=names), gr.update(choices=names)
+
+        app.load(on_load, None, [table, chosen, collections], queue=False)
     return app
 
 

@@ -243,3 +243,16 @@ def test_a_follow_up_keeps_the_conversation(page, serve):
     wait_done(page)
     assert page.locator("#chat .bot-row").count() == 2 and page.locator("#chat .user-row").count() == 2
     assert "Who won the 2024 Tour de France? And who came second?" in llm.calls[-1][0][-1]["content"]
+
+
+def test_an_oversized_upload_is_refused_with_a_clear_message(page, serve, tmp_path):
+    from corpora.ingest import MAX_FILE_BYTES
+
+    big = tmp_path / "huge.txt"
+    with open(big, "wb") as handle:
+        handle.truncate(MAX_FILE_BYTES + 1024)
+    open_app(page, serve(answers_by_prompt("unused")))
+    page.click("button[role=tab]:has-text('Collections')")
+    page.set_input_files("#uploads input[type=file]", str(big))
+    page.wait_for_selector("text=/exceed the maximum allowed size of 50(\\.0)? ?Mb: \"huge.txt\"/i", timeout=20_000)
+    assert page.locator("#files-table:has-text('huge.txt')").count() == 0
