@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 from pathlib import Path
 from typing import Callable
 
 from langchain_core.documents import Document
 
+from corpora.splitting import content_id
 from corpora.store import CollectionStore, PassageCollection
 
 DEMO_COLLECTION = "demo"
@@ -23,7 +23,7 @@ def demo_passages(path: Path = DEMO_FILE) -> list[Document]:
         Document(
             page_content=row["text"],
             metadata={"title": row["title"], "source": f"demo/{row['dataset']}", "position": i},
-            id=hashlib.sha256(f"{row['title']}\n{row['text']}".encode()).hexdigest()[:32],
+            id=content_id(row["title"], row["text"]),
         )
         for i, row in enumerate(rows)
     ]

@@ -29,6 +29,12 @@ def make_splitter(words: int = PASSAGE_WORDS, overlap: int = OVERLAP_WORDS) -> R
     )
 
 
+def content_id(title: str, text: str) -> str:
+    """The id of a passage given as a title and a text (demo and dataset passages): a hash of both, so the
+    same passage has the same id wherever it comes from."""
+    return hashlib.sha256(f"{title}\n{text}".encode()).hexdigest()[:32]
+
+
 def file_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -10,6 +10,8 @@ from typing import Any
 
 from langchain_core.documents import Document
 
+from corpora.splitting import content_id
+
 
 @dataclass(frozen=True)
 class EvalItem:
@@ -36,7 +38,7 @@ def passage_id(passage: dict[str, Any]) -> str:
     """The id of a dataset passage: a hash of its title and whitespace-normalised text."""
     title = (passage.get("title") or "").strip()
     text = " ".join((passage.get("text") or "").split())
-    return hashlib.sha256(f"{title}\n{text}".encode()).hexdigest()[:32]
+    return content_id(title, text)
 
 
 def passage_document(passage: dict[str, Any], source: str) -> Document:
