@@ -3,8 +3,10 @@ BM25 and dense ranks; a cross-encoder from a user-given path and LLM relevance s
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from langchain_core.documents import Document
@@ -46,25 +48,51 @@ class RankFusionReranker:
 
     name = "bm25+dense rank fusion"
 
+    MAX_VECTORS = 20_000  # cached passage vectors (about 30 MB), least recently used dropped first
+    MAX_POOLS = 32  # cached BM25 indexes of pools
+
     def __init__(self, embeddings: Embeddings) -> None:
         self.embeddings = embeddings
-        self._vectors: dict[str, list[float]] = {}  # by passage id: a pool is re-ranked for many queries
+        # A pool is re-ranked for many queries (ToC: once per node), so its vectors and BM25 index are kept.
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._pools: OrderedDict[tuple[str, ...], Any] = OrderedDict()
+        self._lock = threading.Lock()  # one reranker serves every session
 
     def _embed(self, documents: list[Document], texts: list[str]) -> np.ndarray:
-        missing = [i for i, d in enumerate(documents) if d.id is None or d.id not in self._vectors]
+        with self._lock:
+            cached = {i: self._vectors[d.id] for i, d in enumerate(documents) if d.id in self._vectors}
+            for i in cached:
+                self._vectors.move_to_end(documents[i].id)
+        missing = [i for i in range(len(documents)) if i not in cached]
         fresh = self.embeddings.embed_documents([texts[i] for i in missing]) if missing else []
-        vectors = {i: v for i, v in zip(missing, fresh)}
-        for i, vector in vectors.items():
-            if documents[i].id is not None:
-                self._vectors[documents[i].id] = vector
-        return np.asarray([vectors[i] if i in vectors else self._vectors[d.id] for i, d in enumerate(documents)])
+        vectors = {**cached, **{i: np.asarray(v, dtype=np.float32) for i, v in zip(missing, fresh)}}
+        with self._lock:
+            for i in missing:
+                if documents[i].id is not None:
+                    self._vectors[documents[i].id] = vectors[i]
+            while len(self._vectors) > self.MAX_VECTORS:
+                self._vectors.popitem(last=False)
+        return np.stack([vectors[i] for i in range(len(documents))])
+
+    def _bm25(self, documents: list[Document], texts: list[str]):
+        key = tuple(d.id or f"#{hash(t)}" for d, t in zip(documents, texts))
+        with self._lock:
+            if key in self._pools:
+                self._pools.move_to_end(key)
+                return self._pools[key]
+        index = build_bm25(texts)
+        with self._lock:
+            self._pools[key] = index
+            while len(self._pools) > self.MAX_POOLS:
+                self._pools.popitem(last=False)
+        return index
 
     def rerank(self, query: str, documents: list[Document], top_k: int) -> list[Document]:
         if not documents:
             return []
         texts = _texts(documents)
         keys = [str(i) for i in range(len(documents))]
-        sparse = [str(row) for row, _ in bm25_top(build_bm25(texts), query, len(texts), len(texts))]
+        sparse = [str(row) for row, _ in bm25_top(self._bm25(documents, texts), query, len(texts), len(texts))]
         doc_vectors = self._embed(documents, texts)
         query_vector = np.asarray(self.embeddings.embed_query(query))
         dense = [keys[i] for i in np.argsort(-(doc_vectors @ query_vector))]

@@ -121,3 +121,35 @@ def test_cross_encoder_reranker_loads_from_a_local_path(tmp_path):
     pool = [Document(page_content=t, metadata={"title": ""}) for t in ["a", "b", "c"]]
     top = reranker.rerank("q", pool, 2)
     assert len(top) == 2 and all("rerank_score" in d.metadata for d in top)
+
+
+class CountingEmbeddings:
+    """Bag-of-letters vectors; counts the passages it embeds."""
+
+    def __init__(self):
+        self.embedded = 0
+
+    def _vector(self, text):
+        return [text.lower().count(c) + 0.01 for c in "abcdefghijklmnopqrstuvwxyz"]
+
+    def embed_documents(self, texts):
+        self.embedded += len(texts)
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text):
+        return self._vector(text)
+
+
+def test_the_reranker_reuses_a_pools_vectors_and_keeps_its_cache_bounded():
+    from langchain_core.documents import Document
+
+    embeddings = CountingEmbeddings()
+    reranker = RankFusionReranker(embeddings)
+    pool = [Document(page_content=f"passage {i} about rivers and towns {i * 3}", id=f"d{i}") for i in range(6)]
+    first = reranker.rerank("rivers", pool, 3)
+    assert embeddings.embedded == 6
+    assert [d.id for d in reranker.rerank("rivers", pool, 3)] == [d.id for d in first]
+    assert embeddings.embedded == 6  # the pool's vectors were cached
+    reranker.MAX_VECTORS = 4
+    reranker.rerank("towns", [Document(page_content=f"other {i}", id=f"o{i}") for i in range(5)], 2)
+    assert len(reranker._vectors) == 4
