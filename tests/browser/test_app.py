@@ -256,3 +256,16 @@ def test_an_oversized_upload_is_refused_with_a_clear_message(page, serve, tmp_pa
     page.set_input_files("#uploads input[type=file]", str(big))
     page.wait_for_selector("text=/exceed the maximum allowed size of 50(\\.0)? ?Mb: \"huge.txt\"/i", timeout=20_000)
     assert page.locator("#files-table:has-text('huge.txt')").count() == 0
+
+
+def test_a_missing_model_gets_a_clear_message_and_keeps_the_conversation(page, serve):
+    open_app(page, serve(answers_by_prompt("First answer [1].")))
+    ask(page, "Who won the 2024 Tour de France?", method="OneR")
+    wait_done(page)
+    page.fill("#model input", "/nowhere/missing-model.gguf")
+    page.press("#model input", "Enter")
+    ask(page, "And who won in 2023?")
+    page.wait_for_selector("#chat .notice-error:has-text('Cannot answer')")
+    assert "missing-model.gguf" in last_answer(page).inner_text()
+    assert "First answer" in page.inner_text("#chat")  # the earlier answer is still there
+    page.wait_for_selector("#reasoning .rv-done")
