@@ -63,6 +63,10 @@ def _ask(args) -> int:
             node = event.payload["node"]
             print(f"{'  ' * node['depth']}[{event.payload['state']}] {node['question']} -> {node['answer']}"
                   + (f"  ({event.payload['reason']})" if event.payload.get("reason") else ""))
+        elif event.kind == EventKind.HOP and event.status == Status.DONE:
+            p = event.payload
+            found = f"; +{len(p.get('passages', []))} passages" if p.get("query") else ""
+            print(f"- Step {p.get('step')}: {p.get('sentence') or '(nothing)'}{found} ({event.elapsed_s:.1f} s)")
         elif event.kind == EventKind.RETRIEVE and event.status == Status.DONE:
             print(f"- {event.title}: {len(event.payload.get('passages', []))} passages ({event.elapsed_s:.2f} s)")
         elif event.kind in (EventKind.WARNING, EventKind.ERROR):
