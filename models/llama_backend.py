@@ -44,7 +44,7 @@ class LlamaCppChatModel(ChatModel):
         self,
         model_path: Path | str,
         *,
-        n_ctx: int = 4096,
+        n_ctx: int = 8192,
         n_threads: int | None = None,
         extra_buffer_types: str | None = None,
         name: str | None = None,

@@ -21,7 +21,7 @@ def describe_choice(choice: str) -> str:
     return choice
 
 
-def load_chat_model(choice: str, *, n_ctx: int = 4096, cache_dir: Path | None = None) -> ChatModel:
+def load_chat_model(choice: str, *, n_ctx: int = 8192, cache_dir: Path | None = None) -> ChatModel:
     """Load the model a user chose; raises ``ModelError`` with a fix when it cannot."""
     if choice.startswith(OPENAI_PREFIX):
         from models.openai_backend import OpenAICompatibleChatModel

@@ -44,7 +44,7 @@ def fast_model_path():
 def fast_llm(fast_model_path):
     from models.llama_backend import LlamaCppChatModel
 
-    model = LlamaCppChatModel(fast_model_path, n_ctx=4096)
+    model = LlamaCppChatModel(fast_model_path, n_ctx=8192)
     yield model
     model.close()
 
