@@ -239,9 +239,26 @@ def test_short_passages_that_differ_in_a_detail_are_not_duplicates():
 def test_model_failure_and_an_empty_reply_end_cleanly():
     from models.errors import LLMCallError
 
-    events = run(ScriptedLLM([LLMCallError("model crashed")]), fresh_passages())
+    events = run(ScriptedLLM(lambda messages, options: LLMCallError("model crashed")), fresh_passages())
     assert events[-1].kind == EventKind.ERROR and "model crashed" in events[-1].payload["message"]
     chatty = reasoning_llm(["", "never asked"], answer="Bloemfontein")
     events = run(chatty, fresh_passages())
     assert hops(events)[0].payload["stop"] == "The model wrote no further reasoning."
+    assert answer_event(events).payload["answer"] == "Bloemfontein"
+
+
+def test_a_failed_reasoning_step_still_answers_from_the_collected_passages():
+    from models.errors import LLMCallError
+
+    replies = iter(["Tolkien wrote The Hobbit [1].", LLMCallError("Requested tokens exceed context window")])
+
+    def reply(messages, options):
+        if messages[0]["content"].startswith("You answer questions that need facts"):
+            return next(replies)
+        return "Bloemfontein"
+
+    events = run(ScriptedLLM(reply), fresh_passages())
+    failed = [e for e in events if e.kind == EventKind.HOP and e.status == Status.FAILED]
+    assert len(failed) == 1 and "context window" in failed[0].payload["stop"]
+    assert any(e.kind == EventKind.WARNING and "context window" in e.payload["message"] for e in events)
     assert answer_event(events).payload["answer"] == "Bloemfontein"

@@ -14,6 +14,7 @@ from typing import Iterator
 
 from langchain_core.documents import Document
 
+from models.errors import LLMCallError
 from models.llm import ChatResult
 from pipeline.answering import cited_numbers, retrieve_step, stream_answer
 from pipeline.context import RunContext
@@ -63,7 +64,14 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
         hop = tracer.new_id("h")
         yield tracer.event(EventKind.HOP, f"Step {step}", id=hop, parent_id=parent, status=Status.RUNNING,
                            payload={"step": step})
-        result = _reason(ctx, prompt, question, pool, sentences, prompt.texts["next_step"])
+        try:
+            result = _reason(ctx, prompt, question, pool, sentences, prompt.texts["next_step"])
+        except LLMCallError as exc:  # e.g. the prompt outgrew the context: answer from what was collected
+            message = f"Reasoning stopped at step {step}: {exc}"
+            yield tracer.event(EventKind.HOP, f"Step {step}", id=hop, parent_id=parent, status=Status.FAILED,
+                               payload={"step": step, "passages": [], "stop": message})
+            yield tracer.event(EventKind.WARNING, message, parent_id=hop, payload={"message": message})
+            break
         sentence = first_sentence(result.text)
         query = clean_query(sentence)
         payload = {"step": step, "sentence": sentence, "query": query, "passages": [], "duplicates": 0}
