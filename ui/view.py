@@ -151,6 +151,9 @@ class RunView:
         if step.kind == EventKind.HOP:
             if p.get("query"):
                 parts.append(f'<div class="rv-query">query: {esc(p["query"])}</div>')
+                if step.status == Status.DONE and not p.get("passages") and not p.get("note"):
+                    parts.append(f'<div class="rv-muted">no new passages ({esc(p.get("duplicates", 0))} '
+                                 f'already collected)</div>')
             elif p.get("sentence"):
                 parts.append('<div class="rv-query rv-muted">no query (the sentence only concludes)</div>')
             for key in ("note", "stop"):
