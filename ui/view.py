@@ -172,7 +172,10 @@ class RunView:
             parts.append(self._passages(passages, "passages" if step.kind != EventKind.HOP else "new passages"))
         elif passages:
             parts.append(self._passages(passages, "passages read"))
-        parts.extend(self._note(n) for n in self.notes.get(step.id, []))
+        shown_reason = p.get("reason")
+        parts.extend(self._note(n) for n in self.notes.get(step.id, [])
+                     if not (n.kind == EventKind.PRUNE and not n.payload.get("undo")
+                             and n.payload.get("reason") == shown_reason))  # the node's badge says it already
         return f'<div class="rv-card">{"".join(parts)}</div>'
 
     def _title(self, step: StepEvent) -> str:
