@@ -77,6 +77,16 @@ class ChatResult:
         return sum(math.exp(lp) for tok, lp in top.items() if tok.strip().lower().startswith(wanted))
 
 
+def llm_cost(*results: ChatResult) -> dict[str, Any]:
+    """The cost fields of a step event (calls, tokens, seconds) for the replies it took."""
+    return {
+        "llm_calls": len(results),
+        "prompt_tokens": sum(r.prompt_tokens for r in results),
+        "completion_tokens": sum(r.completion_tokens for r in results),
+        "llm_seconds": sum(r.elapsed_s for r in results),
+    }
+
+
 class ChatModel(ABC):
     """A chat LLM that can stream, follow a JSON schema or grammar, and report log-probabilities."""
 

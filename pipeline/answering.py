@@ -7,7 +7,7 @@ from typing import Generator, Iterator
 from langchain_core.documents import Document
 
 from models.errors import LLMCallError
-from models.llm import ChatResult, GenerationOptions
+from models.llm import ChatResult, GenerationOptions, llm_cost
 from pipeline.context import RunContext
 from pipeline.events import EventKind, Status, StepEvent, Tracer, passage_payload
 from pipeline.prompting import Prompt
@@ -89,8 +89,5 @@ def stream_answer(
             "finish_reason": result.finish_reason,
             **(extra or {}),
         },
-        llm_calls=1,
-        prompt_tokens=result.prompt_tokens,
-        completion_tokens=result.completion_tokens,
-        llm_seconds=result.elapsed_s,
+        **llm_cost(result),
     )

@@ -15,7 +15,7 @@ from typing import Iterator
 from langchain_core.documents import Document
 
 from models.errors import LLMCallError
-from models.llm import ChatResult
+from models.llm import ChatResult, llm_cost
 from pipeline.answering import cited_numbers, retrieve_step, stream_answer
 from pipeline.context import RunContext
 from pipeline.events import EventKind, Status, StepEvent, Tracer, passage_payload
@@ -89,20 +89,14 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
             if len(pool) >= cfg.max_passages:
                 payload["note"] = f"No retrieval: {cfg.max_passages} passages already collected."
             else:
-                # Ask for enough that K new ones remain once those already collected are dropped.
-                retrieved = ctx.retrieve(query, cfg.k + len(pool))
-                for warning in retrieved.warnings:
-                    yield tracer.event(EventKind.WARNING, warning, parent_id=hop, payload={"message": warning})
-                new = deduplicate(retrieved.passages, against=pool)
-                added = new[: min(cfg.k, cfg.max_passages - len(pool))]
-                payload["duplicates"] = len(retrieved.passages) - len(new)
+                added, payload["duplicates"] = yield from _new_passages(ctx, tracer, hop, query, pool)
                 payload["passages"] = [passage_payload(p, len(pool) + i) for i, p in enumerate(added, 1)]
                 pool += added
         payload["pool_size"] = len(pool)
         if stop_reason:
             payload["stop"] = stop_reason
         yield tracer.event(EventKind.HOP, f"Step {step}: {sentence or '(nothing)'}", id=hop, parent_id=parent,
-                           payload=payload, **_cost(result))
+                           payload=payload, **llm_cost(result))
         parent = hop
         if stop_reason:
             break
@@ -120,6 +114,18 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
                                         "collected": [passage_payload(p, i) for i, p in enumerate(pool, 1)]})
         return
     yield from _conclude(ctx, tracer, prompt, question, pool, sentences, conclusion, parent)
+
+
+def _new_passages(ctx: RunContext, tracer: Tracer, hop: str, query: str, pool: list[Document]):
+    """Up to K passages for ``query`` that are not (near-)copies of collected ones, within the cap; yields a
+    warning per failed source; returns them and how many retrieved passages were copies."""
+    cfg = ctx.settings.ircot
+    # Ask for enough that K new ones remain once those already collected are dropped.
+    retrieved = ctx.retrieve(query, cfg.k + len(pool))
+    for warning in retrieved.warnings:
+        yield tracer.event(EventKind.WARNING, warning, parent_id=hop, payload={"message": warning})
+    new = deduplicate(retrieved.passages, against=pool)
+    return new[: min(cfg.k, cfg.max_passages - len(pool))], len(retrieved.passages) - len(new)
 
 
 def _reason(ctx: RunContext, prompt, question: str, pool: list[Document], sentences: list[str],
@@ -145,7 +151,7 @@ def _conclude(ctx: RunContext, tracer: Tracer, prompt, question: str, pool: list
     reasoning = list(sentences)
     if conclusion is None:
         result = _reason(ctx, prompt, question, pool, sentences, prompt.texts["conclude"], first_only=False)
-        cost = _cost(result)
+        cost = llm_cost(result)
         reasoning.append(" ".join(result.text.split()))
         conclusion = extract_answer(result.text) or first_sentence(result.text)
     text = conclusion if ctx.settings.answer_style == "short" else " ".join(reasoning)
@@ -165,7 +171,3 @@ def _conclude(ctx: RunContext, tracer: Tracer, prompt, question: str, pool: list
         **cost,
     )
 
-
-def _cost(result: ChatResult) -> dict:
-    return {"llm_calls": 1, "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
-            "llm_seconds": result.elapsed_s}

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 from langchain_core.documents import Document
 
 from models.errors import LLMCallError
+from models.llm import llm_cost
 from models.rerankers import RankFusionReranker
 from models.structured import generate_json
 from pipeline.answering import retrieve_step, stream_answer
@@ -166,9 +167,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer, verifier: Verifier | Non
                            payload={"query": node.question, "passages": passages,
                                     "candidates": [{"question": q, "answer": a} for q, a in pairs],
                                     "constrained_retry": len(results) > 1},
-                           llm_calls=len(results), prompt_tokens=sum(r.prompt_tokens for r in results),
-                           completion_tokens=sum(r.completion_tokens for r in results),
-                           llm_seconds=sum(r.elapsed_s for r in results))
+                           **llm_cost(*results))
 
         added = 0
         for clarified, answer in pairs:
@@ -191,8 +190,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer, verifier: Verifier | Non
             cost = {}
             if verdict.call is not None:
                 calls += 1
-                cost = dict(llm_calls=1, prompt_tokens=verdict.call.prompt_tokens,
-                            completion_tokens=verdict.call.completion_tokens, llm_seconds=verdict.call.elapsed_s)
+                cost = llm_cost(verdict.call)
             yield tracer.event(EventKind.VERIFY, f"{'Keep' if verdict.keep else 'Prune'}: {verdict.reason}",
                                parent_id=child.id, payload={"keep": verdict.keep, "score": verdict.score,
                                                             "reason": verdict.reason, "evidence": verdict.evidence,
