@@ -14,14 +14,14 @@ from pathlib import Path
 from corpora.store import CollectionError
 from models.errors import ModelError
 from pipeline.progress import ProgressBar
-from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
+from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir, default_model
 
 log = logging.getLogger("app")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Research QA: answers with a local LLM over your documents.")
-    parser.add_argument("--model", default="default",
+    parser.add_argument("--model", default=default_model(),
                         help="default | fast | PATH.gguf | openai:URL[#MODEL] (default: %(default)s)")
     parser.add_argument("--data-dir", default=str(default_data_dir()), help="where collections are stored")
     parser.add_argument("--chroma-url", default=None, help="use a Chroma server, e.g. http://127.0.0.1:8000")

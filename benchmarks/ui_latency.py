@@ -5,7 +5,7 @@ per event (from the moment a method yields a step to the moment the browser show
 
 Runs the real app in-process on loopback, drives Debian's headless Chromium with Playwright, and reads each
 run's saved trace (event times) against the times the page first showed each step (a MutationObserver).
-Also reports the pure drawing cost per event (``RunView`` + answer message, no browser). Prints Markdown.
+Also reports the pure drawing cost per event (fold + view + answer message, no browser). Prints Markdown.
 """
 
 from __future__ import annotations
@@ -50,15 +50,16 @@ def _choose(page, elem_id: str, label: str) -> None:
 
 def drawing_cost(events) -> list[float]:
     """Seconds to fold and draw each event (view and chat message), as the app does, without a browser."""
+    from pipeline.fold import RunState
     from ui.answer import answer_message
-    from ui.view import RunView
+    from ui.view import render
 
-    view, costs = RunView(), []
+    state, costs = RunState(), []
     for event in events:
         started = time.perf_counter()
-        view.add(event)
-        answer_message(view, event.run_id)
-        view.html()
+        state.add(event)
+        answer_message(state, event.run_id)
+        render(state)
         costs.append(time.perf_counter() - started)
     return costs
 
@@ -68,7 +69,7 @@ def event_lags(events, seen: dict[str, float], done: dict[str, float]) -> list[f
     moment the step appeared, and its first done event (when later) against the moment it turned done."""
     first, finished = {}, {}
     for event in events:
-        if event.kind.value in ("answer_token", "verify", "prune", "warning", "error"):
+        if event.kind.value in ("answer_token", "route", "verify", "prune", "warning", "error"):
             continue  # drawn inside another step, not as a step of their own
         first.setdefault(event.id, event)
         if event.status.value == "done" and event.elapsed_s is not None and first[event.id] is not event:
@@ -111,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             page.wait_for_selector("#question textarea")
             page.evaluate(OBSERVER)
             for method in args.methods.split(","):
-                _choose(page, "method", METHODS[method].LABEL.split(" (")[0])
+                _choose(page, "method", METHODS[method].label.split(" (")[0])
                 for question in QUESTIONS[: args.questions]:
                     page.click("#new-conversation")
                     page.wait_for_selector("#reasoning:has-text('New conversation')")

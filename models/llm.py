@@ -1,7 +1,7 @@
 """The chat-model interface every backend implements, and the values it exchanges.
 
 Messages use the OpenAI wire shape (``{"role", "content"}``) because both backends speak it natively;
-``models.langchain_chat`` wraps any backend as a LangChain chat model.
+``models.langchain_backend`` puts any LangChain chat model behind this interface.
 """
 
 from __future__ import annotations

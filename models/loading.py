@@ -1,7 +1,8 @@
 """Turn a user's model choice into a running ``ChatModel``.
 
-A choice is ``default``, ``fast``, a path to a GGUF file, or ``openai:URL`` (optionally ``openai:URL#MODEL``)
-for an OpenAI-compatible server.
+A choice is ``default``, ``fast``, a path to a GGUF file, ``openai:URL`` (optionally ``openai:URL#MODEL``)
+for an OpenAI-compatible server, or ``langchain:PROVIDER:MODEL[@BASE_URL]`` for any LangChain chat model that
+``init_chat_model`` can make (its provider package installed).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from models.llm import ChatModel
 from models.registry import BUNDLED, resolve_model_path
 
 OPENAI_PREFIX = "openai:"
+LANGCHAIN_PREFIX = "langchain:"
 
 
 def describe_choice(choice: str) -> str:
@@ -23,6 +25,10 @@ def describe_choice(choice: str) -> str:
 
 def load_chat_model(choice: str, *, n_ctx: int = 8192, cache_dir: Path | None = None) -> ChatModel:
     """Load the model a user chose; raises ``ModelError`` with a fix when it cannot."""
+    if choice.startswith(LANGCHAIN_PREFIX):
+        from models.langchain_backend import load_langchain_model
+
+        return load_langchain_model(choice[len(LANGCHAIN_PREFIX):])
     if choice.startswith(OPENAI_PREFIX):
         from models.openai_backend import OpenAICompatibleChatModel
 

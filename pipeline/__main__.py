@@ -1,9 +1,12 @@
 """Command line: ask a question, ingest files, list collections, prepare models.
 
-    python -m pipeline ask "QUESTION" --method oner --corpus demo [--json] [--model fast|default|PATH]
+    python -m pipeline ask "QUESTION" [--method auto|oner|toc|...] [--corpus demo] [--json] [--model fast]
     python -m pipeline ingest COLLECTION FILE...
     python -m pipeline collections
     python -m pipeline prepare-models default fast
+
+Options that apply to every command (--model, --data-dir, --chroma-url) go before or after the command.
+``ask --help`` lists every method's settings as flags.
 """
 
 from __future__ import annotations
@@ -20,16 +23,58 @@ from corpora.ingest import ingest_files
 from corpora.store import CollectionError
 from models.errors import ModelError
 from models.registry import BUNDLED, prepare_bundled
-from pipeline.events import EventKind, Status
-from pipeline.methods import METHODS, run_method
+from pipeline.events import EventKind, Status, StepEvent
+from pipeline.fold import RunState
+from pipeline.methods import METHODS, settings_models
+from pipeline.payloads import AnswerPayload, HopPayload, NodePayload, RetrievePayload
 from pipeline.progress import ProgressBar
-from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
-from pipeline.settings import Settings
+from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir, default_model
+from pipeline.service import AUTO, RunRequest, RunService
+from pipeline.settings_cli import add_settings_arguments, settings_from_args
 from pipeline.web import WebSource
 
 
 def _runtime(args) -> Runtime:
     return Runtime(RuntimeConfig(data_dir=Path(args.data_dir), model=args.model, chroma_url=args.chroma_url))
+
+
+class Printer:
+    """Prints a run for people as its events arrive: the route, retrievals, tree nodes, reasoning steps, the
+    streamed answer and its sources, warnings and errors (on stderr)."""
+
+    def __init__(self) -> None:
+        self.answer_open = False
+
+    def show(self, event: StepEvent, state: RunState) -> None:
+        p = event.payload
+        if event.kind == EventKind.ROUTE:
+            print(f"# {p.describe()}")
+        elif event.kind == EventKind.ANSWER_TOKEN:
+            if not self.answer_open:
+                print("\nAnswer: ", end="")
+                self.answer_open = True
+            print(p.text, end="", flush=True)
+        elif event.kind.is_note:
+            if event.kind in (EventKind.WARNING, EventKind.ERROR):
+                text = p.message if p.message == event.title else f"{event.title}: {p.message}"
+                print(f"! {text}", file=sys.stderr)
+        elif event.status != Status.DONE:
+            return
+        elif isinstance(p, AnswerPayload):
+            if not self.answer_open:
+                print(f"\nAnswer: {p.answer}", end="")
+            print()
+            for passage in p.passages:
+                mark = "*" if passage.number in p.citations else " "
+                print(f" {mark}[{passage.number}] {passage.label()}")
+        elif isinstance(p, NodePayload) and p.state != "root":
+            reason = f"  ({p.reason})" if p.reason else ""
+            print(f"{'  ' * p.depth}[{p.state}] {p.question} -> {p.answer}{reason}")
+        elif isinstance(p, HopPayload):
+            found = f"; +{len(p.passages)} passages" if p.query else ""
+            print(f"- Step {p.step}: {p.sentence or '(nothing)'}{found} ({event.elapsed_s or 0:.1f} s)")
+        elif isinstance(p, RetrievePayload):
+            print(f"- {event.title}: {len(p.passages)} passages ({event.elapsed_s or 0:.2f} s)")
 
 
 def _ask(args) -> int:
@@ -39,40 +84,17 @@ def _ask(args) -> int:
         bar = ProgressBar("Ingesting the demo corpus (first run only)")
         runtime.ensure_demo(bar)
         bar.close()
-    settings = Settings(top_k=args.top_k, use_web=args.web)
-    ctx = runtime.context(collections, settings=settings, web=WebSource() if args.web else None)
-    failed = False
-    answer_open = False
-    for event in run_method(args.method, args.question, ctx):
+    settings = settings_from_args(args, settings_models()).model_copy(update={"use_web": args.web})
+    request = RunRequest(question=args.question, method=args.method, collections=tuple(collections),
+                         settings=settings)
+    run = RunService.for_runtime(runtime).start(request, web=WebSource() if args.web else None)
+    printer = Printer()
+    for event in run:
         if args.json:
             print(event.to_json(), flush=True)
-            failed |= event.kind == EventKind.ERROR
-            continue
-        if event.kind == EventKind.ANSWER_TOKEN:
-            if not answer_open:
-                print("\nAnswer: ", end="")
-                answer_open = True
-            print(event.payload["text"], end="", flush=True)
-        elif event.kind == EventKind.ANSWER and event.status == Status.DONE:
-            print()
-            for passage in event.payload.get("passages", []):
-                mark = "*" if passage["number"] in event.payload["citations"] else " "
-                where = passage.get("url") or passage.get("source", "")
-                print(f" {mark}[{passage['number']}] {passage['title']} ({where})")
-        elif "node" in event.payload and event.status == Status.DONE and event.payload["state"] != "root":
-            node = event.payload["node"]
-            print(f"{'  ' * node['depth']}[{event.payload['state']}] {node['question']} -> {node['answer']}"
-                  + (f"  ({event.payload['reason']})" if event.payload.get("reason") else ""))
-        elif event.kind == EventKind.HOP and event.status == Status.DONE:
-            p = event.payload
-            found = f"; +{len(p.get('passages', []))} passages" if p.get("query") else ""
-            print(f"- Step {p.get('step')}: {p.get('sentence') or '(nothing)'}{found} ({event.elapsed_s:.1f} s)")
-        elif event.kind == EventKind.RETRIEVE and event.status == Status.DONE:
-            print(f"- {event.title}: {len(event.payload.get('passages', []))} passages ({event.elapsed_s:.2f} s)")
-        elif event.kind in (EventKind.WARNING, EventKind.ERROR):
-            failed |= event.kind == EventKind.ERROR
-            print(f"! {event.title}: {event.payload.get('message', '')}", file=sys.stderr)
-    return 1 if failed else 0
+        else:
+            printer.show(event, run.state)
+    return 1 if run.state.errors() else 0
 
 
 def _ingest(args) -> int:
@@ -102,32 +124,48 @@ def _prepare(args) -> int:
     return 0
 
 
+def _global_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
+    """The options every command takes; on sub-commands they default to nothing, so that a value given
+    before the command is kept."""
+    def default(value):
+        return value if defaults else argparse.SUPPRESS
+
+    parser.add_argument("--data-dir", default=default(str(default_data_dir())), help="collections live here")
+    parser.add_argument("--chroma-url", default=default(None), help="a Chroma server (chroma run) instead of "
+                        "the embedded store, e.g. http://127.0.0.1:8000")
+    parser.add_argument("--model", default=default(default_model()),
+                        help="default | fast | PATH.gguf | openai:URL[#MODEL] | langchain:PROVIDER:MODEL[@URL] "
+                        "(default: $RQA_MODEL or default)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", default=str(default_data_dir()), help="collections live here")
-    parser.add_argument("--chroma-url", default=None, help="a Chroma server (chroma run) instead of the "
-                        "embedded store, e.g. http://127.0.0.1:8000")
-    parser.add_argument("--model", default="default",
-                        help="default | fast | PATH.gguf | openai:URL[#MODEL] (default: %(default)s)")
+    _global_options(parser, defaults=True)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    ask = sub.add_parser("ask", help="answer a question and print the steps")
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        child = sub.add_parser(name, help=help_text)
+        _global_options(child, defaults=False)
+        return child
+
+    ask = command("ask", "answer a question and print the steps")
     ask.add_argument("question")
-    ask.add_argument("--method", choices=sorted(METHODS), default="oner")
+    ask.add_argument("--method", choices=[AUTO, *METHODS], default="oner",
+                     help="auto picks from the question (default: %(default)s)")
     ask.add_argument("--corpus", default=DEMO_COLLECTION, help="comma-separated collections ('' for none)")
     ask.add_argument("--web", action="store_true", help="add DuckDuckGo results")
-    ask.add_argument("--top-k", type=int, default=Settings().top_k)
     ask.add_argument("--json", action="store_true", help="print the step events as JSONL")
+    add_settings_arguments(ask, settings_models())
     ask.set_defaults(handler=_ask)
 
-    ingest = sub.add_parser("ingest", help="add files to a collection (created if missing)")
+    ingest = command("ingest", "add files to a collection (created if missing)")
     ingest.add_argument("collection")
     ingest.add_argument("files", nargs="+")
     ingest.set_defaults(handler=_ingest)
 
-    sub.add_parser("collections", help="list collections").set_defaults(handler=_collections)
+    command("collections", "list collections").set_defaults(handler=_collections)
 
-    prepare = sub.add_parser("prepare-models", help="assemble and verify bundled models")
+    prepare = command("prepare-models", "assemble and verify bundled models")
     prepare.add_argument("models", nargs="+", choices=sorted(BUNDLED))
     prepare.set_defaults(handler=_prepare)
     return parser
@@ -135,10 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except (ModelError, CollectionError) as exc:
+    except (ModelError, CollectionError, ValueError) as exc:  # ValueError: a bad setting value
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -9,7 +9,8 @@ from langchain_core.documents import Document
 from models.errors import LLMCallError
 from models.llm import ChatResult, GenerationOptions, llm_cost
 from pipeline.context import RunContext
-from pipeline.events import EventKind, Status, StepEvent, Tracer, passage_payload
+from pipeline.events import Status, StepEvent, Tracer
+from pipeline.payloads import AnswerPayload, RetrievePayload, TokenPayload, WarningPayload, passage_refs
 from pipeline.prompting import Prompt
 from pipeline.text import CITATION
 
@@ -32,18 +33,12 @@ def retrieve_step(
     (``passages = yield from retrieve_step(...)``)."""
     step = step_id or tracer.new_id("r")
     title = title or f"Retrieve: {query}"
-    yield tracer.event(EventKind.RETRIEVE, title, id=step, parent_id=parent_id, status=Status.RUNNING,
-                       payload={"query": query})
+    yield tracer.event(RetrievePayload(query=query), title, id=step, parent_id=parent_id, status=Status.RUNNING)
     result = ctx.retrieve(query, k)
     for warning in result.warnings:
-        yield tracer.event(EventKind.WARNING, warning, parent_id=step, payload={"message": warning})
-    yield tracer.event(
-        EventKind.RETRIEVE,
-        title,
-        id=step,
-        parent_id=parent_id,
-        payload={"query": query, "passages": [passage_payload(p, i) for i, p in enumerate(result.passages, 1)]},
-    )
+        yield tracer.event(WarningPayload(message=warning), warning, parent_id=step)
+    yield tracer.event(RetrievePayload(query=query, passages=passage_refs(result.passages)), title, id=step,
+                       parent_id=parent_id)
     return result.passages
 
 
@@ -59,9 +54,10 @@ def stream_answer(
     extra: dict | None = None,
 ) -> Iterator[StepEvent]:
     """Generate the answer, yielding one ``answer_token`` event per piece (all with the answer step's id:
-    consumers append their text) and a final ``answer`` event with the text, citations and cost."""
+    consumers append their text) and a final ``answer`` event with the text, citations and cost. ``extra``
+    holds further ``AnswerPayload`` fields (a chain's reasoning, a tree's interpretations)."""
     step = tracer.new_id("a")
-    yield tracer.event(EventKind.ANSWER, title, id=step, parent_id=parent_id, status=Status.RUNNING)
+    yield tracer.event(AnswerPayload(), title, id=step, parent_id=parent_id, status=Status.RUNNING)
     options = GenerationOptions(
         max_tokens=ctx.settings.answer_max_tokens or prompt.max_tokens, temperature=ctx.settings.temperature
     )
@@ -71,23 +67,12 @@ def stream_answer(
         if isinstance(piece, ChatResult):
             result = piece
         else:
-            yield tracer.event(EventKind.ANSWER_TOKEN, title, id=step, parent_id=parent_id,
-                               status=Status.RUNNING, payload={"text": piece})
+            yield tracer.event(TokenPayload(text=piece), title, id=step, parent_id=parent_id,
+                               status=Status.RUNNING)
     if result is None:
         raise LLMCallError(f"{ctx.llm.name} ended without a result.")
     text = result.text.strip()
     cited = cited_numbers(text, len(passages))
-    yield tracer.event(
-        EventKind.ANSWER,
-        title,
-        id=step,
-        parent_id=parent_id,
-        payload={
-            "answer": text,
-            "citations": cited,
-            "passages": [passage_payload(p, i) for i, p in enumerate(passages, 1)],
-            "finish_reason": result.finish_reason,
-            **(extra or {}),
-        },
-        **llm_cost(result),
-    )
+    payload = AnswerPayload(answer=text, citations=cited, passages=passage_refs(passages),
+                            finish_reason=result.finish_reason, **(extra or {}))
+    yield tracer.event(payload, title, id=step, parent_id=parent_id, **llm_cost(result))

@@ -6,6 +6,7 @@ import threading
 from dataclasses import dataclass, field
 
 from langchain_core.embeddings import Embeddings
+from pydantic import BaseModel
 
 from models.llm import ChatModel
 from models.rerankers import Reranker
@@ -28,6 +29,7 @@ class RunContext:
     embeddings: Embeddings | None = None  # for demo selection and relevance checks
     reranker: Reranker | None = None  # orders a pool of passages for a new query
     cancel: threading.Event = field(default_factory=threading.Event)
+    method_settings: BaseModel | None = None  # the running method's own settings (set by ``run_method``)
 
     def check_cancelled(self) -> None:
         if self.cancel.is_set():

@@ -14,11 +14,11 @@ _NAMES_SOMETHING = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][a-z]+|\d")
 
 
 def with_context(question: str, previous: list[str]) -> tuple[str, str | None]:
-    """The question to run, and a note for the view when it was joined with the previous question.
+    """The question to run, and the previous question when it was joined with it (None otherwise).
 
     A follow-up is joined when it uses a pronoun or starts like a continuation ("And ...", "What about ...")
     and names nothing of its own (no capitalised name, no number)."""
     if not previous or not _LEANS_ON_CONTEXT.search(question) or _NAMES_SOMETHING.search(question):
         return question, None
     joined = f"{previous[-1].rstrip()} {question.strip()}"
-    return joined, f"Read as a follow-up of your previous question: \u201c{previous[-1]}\u201d."
+    return joined, previous[-1]

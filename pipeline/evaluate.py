@@ -1,9 +1,11 @@
 """Score methods on a QA dataset with the same method code the app runs.
 
     python -m pipeline.evaluate --data data/eval/hotpotqa.jsonl --methods nor,oner --limit 20 \\
-        --model default --out results.json [--setting closed|per-question] [--top-k 5]
+        --model default --out results.json [--setting closed|per-question] [--top-k 5] [--toc-max-depth 2 ...]
 
-Resumable: items already in ``--out`` (computed with the same data, model, setting and top-k) are skipped.
+``--methods`` takes any registered method and ``auto`` (the router picks per question, as in the app).
+Resumable: items already in ``--out`` (computed with the same data, model, setting, method settings and prompt
+versions) are skipped; a run with other settings is refused.
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ from corpora.store import CollectionError
 from models.errors import ModelError
 from models.rerankers import RankFusionReranker
 from pipeline.evaluation.data import load_items
-from pipeline.evaluation.harness import ResultsFile, closed_corpus, data_config, make_context, run_item
-from pipeline.methods import METHODS
+from pipeline.evaluation.harness import (ResultsFile, closed_corpus, data_config, make_context, method_config,
+                                         run_item)
+from pipeline.methods import METHODS, settings_models
 from pipeline.progress import ProgressBar
-from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
-from pipeline.settings import Settings
+from pipeline.routing import Router
+from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir, default_model
+from pipeline.service import AUTO, RunService
+from pipeline.settings_cli import add_settings_arguments, settings_from_args
 
 COLUMNS = [("em", "EM"), ("f1", "F1"), ("str_em", "STR-EM"), ("rouge_l", "ROUGE-L"),
            ("str_em_rouge_l_geomean", "geomean(STR-EM, ROUGE-L)"), ("support_recall", "support recall"),
@@ -51,24 +56,31 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     parser = argparse.ArgumentParser(prog="python -m pipeline.evaluate", description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, type=Path, help="JSONL in the schema of data/eval")
-    parser.add_argument("--methods", default="nor,oner", help=f"comma-separated: {', '.join(METHODS)}")
+    parser.add_argument("--methods", default="nor,oner", help=f"comma-separated: {AUTO}, {', '.join(METHODS)}")
     parser.add_argument("--limit", type=int, default=None, help="the first N items")
-    parser.add_argument("--model", default="default", help="default | fast | PATH.gguf | openai:URL[#MODEL]")
+    parser.add_argument("--model", default=default_model(),
+                        help="default | fast | PATH.gguf | openai:URL[#MODEL] | langchain:PROVIDER:MODEL[@URL] "
+                        "(default: $RQA_MODEL or default)")
     parser.add_argument("--out", type=Path, default=Path("results.json"))
     parser.add_argument("--setting", default="closed", help="closed (all passages of the file pooled) or "
                         "per-question (each item's own passages)")
-    parser.add_argument("--top-k", type=int, default=Settings().top_k)
-    parser.add_argument("--data-dir", type=Path, default=default_data_dir(), help="where the corpus is cached")
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir() / "evaluation",
+                        help="where corpora are indexed and cached, apart from the app's collections "
+                        "(default: %(default)s)")
+    add_settings_arguments(parser, settings_models(), skip=frozenset({"answer_style"}))
     args = parser.parse_args(argv)
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    unknown = [m for m in methods if m not in METHODS]
+    unknown = [m for m in methods if m not in METHODS and m != AUTO]
     try:
         if unknown:
-            raise ValueError(f"Unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}.")
+            raise ValueError(f"Unknown method(s) {', '.join(unknown)}; choose from {AUTO}, {', '.join(METHODS)}.")
+        settings = settings_from_args(args, settings_models())
         items = load_items(args.data, args.limit)
-        config = data_config(args.data, args.model, args.setting, args.top_k)
+        config = data_config(args.data, args.model, args.setting, settings.top_k)
         results = ResultsFile(args.out, config, machine())
+        for method in methods:
+            results.use_method(method, method_config(method, settings))
         runtime = Runtime(RuntimeConfig(data_dir=args.data_dir, model=args.model))
         collection = None
         if args.setting == "closed":
@@ -77,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             bar.close()
         llm = runtime.llm()
         reranker = RankFusionReranker(runtime.embeddings)
+        service = RunService(router=Router(runtime.embeddings) if AUTO in methods else None)
     except (ValueError, OSError, ModelError, CollectionError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -85,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     with tqdm(total=len(todo), desc=f"{args.data.name}", unit="run", file=sys.stderr) as bar:
         for method, item in todo:
             bar.set_postfix_str(method)
-            ctx = make_context(llm, item, args.setting, collection, reranker, args.top_k)
-            results.add(run_item(method, item, ctx))
+            ctx = make_context(llm, item, args.setting, collection, reranker, settings)
+            results.add(run_item(service, method, item, ctx))
             bar.update()
     results.save()
     print(f"{args.data} · {args.setting} corpus · model {args.model} · {results.data['n']} items\n")

@@ -26,10 +26,15 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("RQA_DATA_DIR", Path(__file__).resolve().parent.parent / "storage"))
 
 
+def default_model() -> str:
+    """``$RQA_MODEL``, else ``default`` (the bundled 1.5B model)."""
+    return os.environ.get("RQA_MODEL") or "default"
+
+
 @dataclass(frozen=True)
 class RuntimeConfig:
     data_dir: Path = field(default_factory=default_data_dir)
-    model: str = "default"  # default | fast | PATH.gguf | openai:URL[#MODEL]
+    model: str = field(default_factory=default_model)  # default | fast | PATH.gguf | openai:URL[#MODEL] | langchain:...
     chroma_url: str | None = None  # None: embedded Chroma under data_dir
     # IRCoT prompts reach about 4,600 tokens with 15 long passages; 8,192 fits them (KV cache ~235 MB, 1.5B).
     n_ctx: int = 8192

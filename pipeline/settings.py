@@ -1,64 +1,21 @@
-"""Method defaults in one place, each with where it comes from. A run gets its own copy (per session)."""
+"""Run settings: the knobs every method shares, plus each method's own settings model (declared by the method,
+``pipeline.methods``). Each default says where it comes from. A run gets its own copy (per session)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
-
-class ToCSettings(BaseModel):
-    """Tree of Clarifications (Kim et al., EMNLP 2023). Defaults are the paper's unless noted."""
-
-    pool_size: int = Field(20, ge=5, le=100, description="Passages retrieved for the ambiguous question, the pool "
-                           "every node re-ranks. The paper retrieves 100 from Wikipedia + Bing; 20 suits the "
-                           "local collections and keeps re-ranking fast on 2 cores (this app's choice).")
-    passages_per_prompt: int = Field(5, ge=1, le=10, description="Top-5 re-ranked passages per RAC prompt (Sec. "
-                                     "3.1); the 1.5B model does worse past 5 short passages (DESIGN.md).")
-    demos: int = Field(3, ge=0, le=8, description="Nearest-neighbour demos per RAC prompt. The paper uses 5; 3 "
-                       "keeps the prompt within the 2-core time budget (this app's choice).")
-    max_valid_nodes: int = Field(10, ge=1, le=20, description="Stop after 10 valid nodes (Sec. 3.2).")
-    max_depth: int = Field(3, ge=1, le=5, description="Maximum tree depth (Sec. 3.2).")
-    max_failed_expansions: int = Field(3, ge=1, le=10, description="Stop after 3 expansions in a row add no "
-                                       "valid node (Sec. 3.2).")
-    max_llm_calls: int = Field(19, ge=3, le=60, description="Fewer than 20 LLM calls per question (Sec. 4).")
-    min_valid_nodes: int = Field(2, ge=1, le=10, description="With fewer survivors, pruning is undone from the "
-                                 "nodes closest to the root (Sec. 3.3; the threshold is this app's choice).")
-    answer_passages: int = Field(5, ge=1, le=10, description="Answer-containing passages in the answer prompt "
-                                 "(Sec. 3.3).")
-    keep_threshold: float = Field(0.5, ge=0.0, le=1.0, description="A node is kept when its verification score "
-                                  "(mean of P(True) and the question's relevance to the ambiguous question) "
-                                  "reaches this (this app's choice; measured in docs/benchmarks.md).")
-
-
-class IRCoTSettings(BaseModel):
-    """IRCoT (Trivedi et al., ACL 2023). Defaults are the paper's unless noted."""
-
-    k: int = Field(4, ge=1, le=10, description="Passages retrieved per query, with the question and after each "
-                   "reasoning sentence. The paper tunes K in {2, 4, 6, 8} per dataset (Sec. 4); 4 keeps the "
-                   "prompt short enough for the 1.5B model and 2 cores (this app's choice).")
-    max_passages: int = Field(15, ge=2, le=30, description="At most 15 passages are collected (Sec. 4: the "
-                              "prompt must fit the reader's context).")
-    max_steps: int = Field(8, ge=1, le=15, description="Reasoning steps before the loop stops without an "
-                           "answer (Sec. 3.1: 8 for Flan-T5 runs, up to 10 with GPT3).")
-    reader_passages: int | None = Field(
-        5, ge=1, le=30,
-        description="Collected passages the direct reader sees: the best N for the question and the reasoning "
-        "(re-ranked); None gives it all of them, as the paper does. The 1.5B model reads 3-5 passages better "
-        "than more (DESIGN.md); on the first 10 HotpotQA items 5 and all scored the same F1 (58.0), and 5 "
-        "keeps the reader prompt short.",
-    )
-    reader: Literal["cot", "direct"] = Field(
-        "direct",
-        description="direct: a separate call answers from the collected passages; cot: the answer is the "
-        "conclusion of the reasoning chain (finished by one more call when the chain stopped without one). The "
-        "paper offers both (Sec. 3.2); with the 1.5B model the chain often concludes too early, so direct is the "
-        "default (a first check on 4 HotpotQA items: F1 0 with cot, 67 with direct).",
-    )
+HIDDEN = {"expose": False}  # a field's json_schema_extra: not offered as a UI control or CLI flag
 
 
 class Settings(BaseModel):
-    """Knobs shared by the methods; the UI and CLI override them per run."""
+    """Knobs shared by the methods; the UI, the CLI and the evaluation override them per run. ``methods`` holds
+    the settings of methods whose defaults were changed, by method name (``for_method`` fills in the rest)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     top_k: int = Field(
         5,
@@ -67,15 +24,98 @@ class Settings(BaseModel):
         description="Passages given to the model per answer. ToC uses top-5 per RAC prompt (Kim et al. 2023, "
         "Sec. 3); the 1.5B model reads 3-5 short passages better than 7 (DESIGN.md, measured).",
     )
-    answer_max_tokens: int | None = Field(
-        None, description="Override the answer prompt's own budget (prompts/*.yaml max_tokens)."
-    )
     answer_style: Literal["long", "short"] = Field(
         "long",
         description="long: a few sentences citing passages (the app, ASQA); short: a phrase only, for datasets "
         "scored by EM/F1 against short answers (the IRCoT reader, FlashRAG).",
     )
-    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Greedy decoding makes runs reproducible.")
-    use_web: bool = Field(False, description="Add DuckDuckGo results to local passages.")
-    toc: ToCSettings = Field(default_factory=ToCSettings)
-    ircot: IRCoTSettings = Field(default_factory=IRCoTSettings)
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 is greedy decoding: runs are reproducible.")
+    answer_max_tokens: int | None = Field(
+        None, description="Override the answer prompt's own budget (prompts/*.yaml max_tokens).",
+        json_schema_extra=HIDDEN,
+    )
+    use_web: bool = Field(False, description="Add DuckDuckGo results to local passages.",
+                          json_schema_extra=HIDDEN)
+    methods: dict[str, SerializeAsAny[BaseModel]] = Field(default_factory=dict, json_schema_extra=HIDDEN)
+
+    def for_method(self, name: str, model: type[BaseModel]) -> BaseModel:
+        """The settings of method ``name`` (its defaults unless changed)."""
+        current = self.methods.get(name)
+        return current if isinstance(current, model) else model()
+
+    def changed(self, overrides: dict[str, Any], models: dict[str, type[BaseModel]]) -> "Settings":
+        """A copy with ``overrides`` applied: ``{"top_k": 3, "toc.max_depth": 2}``; values are validated (and
+        converted from text) by the settings' own models. Raises ``ValueError`` naming a bad key or value."""
+        common: dict[str, Any] = {}
+        per_method: dict[str, dict[str, Any]] = {}
+        for key, value in overrides.items():
+            method, dot, field = key.partition(".")
+            if not dot:
+                if key not in Settings.model_fields or key == "methods":
+                    raise ValueError(f"Unknown setting '{key}'.")
+                common[key] = value
+            elif method not in models:
+                raise ValueError(f"Unknown method '{method}' in setting '{key}'.")
+            elif field not in models[method].model_fields:
+                raise ValueError(f"Method '{method}' has no setting '{field}'.")
+            else:
+                per_method.setdefault(method, {})[field] = value
+        methods = dict(self.methods)
+        for method, values in per_method.items():
+            base = self.for_method(method, models[method]).model_dump()
+            methods[method] = _validated(models[method], {**base, **values}, prefix=f"{method}.")
+        merged = _validated(Settings, {**self.model_dump(exclude={"methods"}), **common})
+        return merged.model_copy(update={"methods": methods})
+
+
+class NoSettings(BaseModel):
+    """For a method without settings of its own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def _validated(model: type[BaseModel], values: dict[str, Any], prefix: str = "") -> BaseModel:
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        problems = "; ".join(f"{prefix}{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"Invalid setting: {problems}") from None
+
+
+@dataclass(frozen=True)
+class SettingField:
+    """One setting as the UI and the CLI offer it: generated from a pydantic field."""
+
+    name: str
+    kind: str  # int, float, bool or choice
+    default: Any
+    description: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+
+
+def setting_fields(model: type[BaseModel]) -> list[SettingField]:
+    """The settings of ``model`` a person may change (types, bounds, choices and descriptions)."""
+    out = []
+    for name, info in model.model_fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        if extra.get("expose") is False:
+            continue
+        bounds = {type(m).__name__: m for m in info.metadata}
+        low = getattr(bounds.get("Ge"), "ge", None)
+        high = getattr(bounds.get("Le"), "le", None)
+        annotation = info.annotation
+        if get_origin(annotation) is Literal:
+            kind, choices = "choice", tuple(str(c) for c in get_args(annotation))
+        elif annotation is bool:
+            kind, choices = "bool", ()
+        elif annotation in (int, float):
+            kind, choices = annotation.__name__, ()
+        else:
+            raise TypeError(f"{model.__name__}.{name}: settings must be int, float, bool or a Literal; hide others "
+                            "with json_schema_extra=HIDDEN.")
+        out.append(SettingField(name, kind, info.default, info.description or "", low, high, choices))
+    return out

@@ -9,15 +9,16 @@ question (embedding cosine similarity).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from models.llm import ChatModel, ChatResult
-from pipeline.text import normalize_answer
+from pipeline.payloads import Evidence, PassageRef
 from pipeline.prompting import load_prompt
+from pipeline.text import normalize_answer
 
 
 @dataclass
@@ -27,7 +28,7 @@ class Verdict:
     keep: bool
     score: float
     reason: str
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
     call: ChatResult | None = None
 
 
@@ -77,7 +78,7 @@ class EvidenceVerifier:
     def verify(self, ambiguous: str, clarified: str, answer: str, passages: list[Document]) -> Verdict:
         passage = answer_passage(answer, passages)
         if passage is None:
-            return Verdict(False, 0.0, "the answer appears in no retrieved passage", {"answer": answer})
+            return Verdict(False, 0.0, "the answer appears in no retrieved passage", Evidence(answer=answer))
         messages = self.prompt.messages(
             ambiguous_question=ambiguous,
             passage=f"{passage.metadata.get('title', '')}: {passage.page_content}",
@@ -88,12 +89,8 @@ class EvidenceVerifier:
         p_true = probability_true(result)
         relevance = self.relevance(ambiguous, clarified)
         score = (p_true + relevance) / 2
-        evidence = {
-            "passage": {"id": passage.id, "title": passage.metadata.get("title", ""), "text": passage.page_content},
-            "p_true": round(p_true, 4),
-            "relevance": round(relevance, 4),
-            "sampled": result.text.strip(),
-        }
+        evidence = Evidence(passage=PassageRef.of(passage), p_true=round(p_true, 4),
+                            relevance=round(relevance, 4), sampled=result.text.strip())
         keep = score >= self.threshold
         reason = (f"score {score:.2f} {'≥' if keep else '<'} {self.threshold:.2f} "
                   f"(P(True) {p_true:.2f}, relevance {relevance:.2f})")

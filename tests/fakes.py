@@ -125,3 +125,25 @@ class TreeScript:
             self.llm.logprobs = {"True": math.log(max(p, 1e-9)), "False": math.log(max(1 - p, 1e-9))}
             return "True" if p >= 0.5 else "False"
         return self.answer
+
+
+def run_events(method: str, question: str, ctx) -> list:
+    """All events of ``method`` on ``question`` in ``ctx`` (through the safe runner, as the service runs it)."""
+    from pipeline.methods import get_method, run_method
+
+    return list(run_method(get_method(method), question, ctx))
+
+
+def settings_with(**overrides):
+    """Default settings with ``overrides`` by dotted name: ``settings_with(**{"toc.max_depth": 1})``, or
+    per method: ``settings_with(toc={"max_depth": 1})``."""
+    from pipeline.methods import settings_models
+    from pipeline.settings import Settings
+
+    flat = {}
+    for key, value in overrides.items():
+        if isinstance(value, dict):
+            flat.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            flat[key] = value
+    return Settings().changed(flat, settings_models())

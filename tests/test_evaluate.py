@@ -5,9 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from langchain_core.documents import Document
 
 from pipeline import evaluate, runtime
-from tests.fakes import ScriptedLLM
+from pipeline.context import RunContext
+from pipeline.evaluation.data import EvalItem
+from pipeline.evaluation.harness import ResultsFile, RunConfig, method_config, run_item, summarize
+from pipeline.methods import METHODS
+from pipeline.routing import Choice
+from pipeline.service import RunService
+from tests.fakes import ScriptedLLM, ScriptedRetriever, settings_with
 
 ITEMS = [
     {"id": "q1", "dataset": "toy", "question": "Who wrote Emma?", "answers": ["Jane Austen"], "type": "bridge",
@@ -84,3 +91,103 @@ def test_bad_input_is_reported(toy, capsys, tmp_path):
     assert "line 1 is not an evaluation item" in capsys.readouterr().err
     assert run(data, tmp_path, "--methods", "magic") == 2
     assert "Unknown method" in capsys.readouterr().err
+
+
+CONFIG = RunConfig(data="toy.jsonl", data_sha256="0" * 64, model="fake", setting="closed", top_k=5)
+
+
+def record(item_id: str, method: str) -> dict:
+    return {"id": item_id, "method": method, "question": "q", "prediction": "p", "gold": ["p"],
+            "scores": {"em": 1.0}, "cost": {"wall_s": 1.0, "llm_calls": 1, "prompt_tokens": 10,
+                                            "completion_tokens": 2, "llm_s": 0.5}}
+
+
+def test_results_file_refuses_to_resume_with_other_method_settings(tmp_path):
+    path = tmp_path / "results.json"
+    depth2 = method_config("toc", settings_with(toc={"max_depth": 2}))
+    results = ResultsFile(path, CONFIG, "test machine")
+    results.use_method("toc", depth2)
+    results.add(record("q1", "toc"))
+    saved = json.loads(path.read_text())
+    assert saved["method_configs"]["toc"]["settings"]["max_depth"] == 2
+    assert saved["method_configs"]["toc"]["prompts"] == METHODS["toc"].prompt_versions()
+
+    resumed = ResultsFile(path, CONFIG, "test machine")
+    resumed.use_method("toc", method_config("toc", settings_with(toc={"max_depth": 2})))  # the same: resumes
+    assert resumed.done("q1", "toc")
+    with pytest.raises(ValueError, match="holds results of toc computed with other settings or prompt versions"):
+        ResultsFile(path, CONFIG, "test machine").use_method("toc", method_config("toc", settings_with(
+            toc={"max_depth": 3})))
+    with pytest.raises(ValueError, match="computed with other settings"):  # a shared setting counts too
+        ResultsFile(path, CONFIG, "test machine").use_method("toc", method_config("toc", settings_with(
+            temperature=0.7, toc={"max_depth": 2})))
+    # Another method's settings are no concern of toc's results.
+    ResultsFile(path, CONFIG, "test machine").use_method("toc", method_config("toc", settings_with(
+        toc={"max_depth": 2}, ircot={"max_steps": 3})))
+
+
+def test_results_file_accepts_a_new_method_added_to_an_existing_file(tmp_path):
+    path = tmp_path / "results.json"
+    results = ResultsFile(path, CONFIG, "test machine")
+    results.use_method("oner", method_config("oner", settings_with()))
+    results.add(record("q1", "oner"))
+
+    resumed = ResultsFile(path, CONFIG, "test machine")
+    resumed.use_method("oner", method_config("oner", settings_with()))
+    resumed.use_method("ircot", method_config("ircot", settings_with(ircot={"max_steps": 3})))
+    assert not resumed.done("q1", "ircot") and resumed.done("q1", "oner")
+    resumed.add(record("q1", "ircot"))
+    saved = json.loads(path.read_text())
+    assert set(saved["method_configs"]) == {"oner", "ircot"} and set(saved["methods"]) == {"oner", "ircot"}
+    assert saved["method_configs"]["ircot"]["settings"]["max_steps"] == 3 and saved["n"] == 1
+
+
+def test_results_file_without_recorded_settings_is_not_resumed(tmp_path):
+    path = tmp_path / "results.json"
+    ResultsFile(path, CONFIG, "test machine").add(record("q1", "oner"))  # as files written before settings were
+    data = json.loads(path.read_text())
+    del data["method_configs"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="before settings were recorded"):
+        ResultsFile(path, CONFIG, "test machine").use_method("oner", method_config("oner", settings_with()))
+
+
+def test_the_command_refuses_to_mix_method_settings_and_adds_a_method(toy, capsys):
+    data, llm, tmp_path = toy
+    assert run(data, tmp_path, "--methods", "ircot", "--ircot-max-steps", "2") == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["method_configs"]["ircot"]["settings"]["max_steps"] == 2
+    calls = len(llm.calls)
+    assert run(data, tmp_path, "--methods", "ircot", "--ircot-max-steps", "3") == 2
+    assert "holds results of ircot computed with other settings" in capsys.readouterr().err
+    assert len(llm.calls) == calls  # refused before any model call
+    assert run(data, tmp_path, "--methods", "ircot,oner", "--ircot-max-steps", "2") == 0
+    assert len(llm.calls) == calls + 2  # ircot resumed, oner run on both items
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert set(results["methods"]) == {"ircot", "oner"} and set(results["method_configs"]) == {"ircot", "oner"}
+
+
+class StubRouter:
+    def __init__(self, method: str) -> None:
+        self.method = method
+
+    def choose(self, question, available):
+        return Choice(self.method, "the stub always picks it")
+
+
+def test_run_item_on_auto_records_which_method_ran(embeddings):
+    item = EvalItem(id="q1", dataset="toy", question="Who wrote Emma?", answers=["Jane Austen"],
+                    passages=[{"title": "Emma", "text": "Emma is a novel by Jane Austen.", "supporting": True}])
+    docs = [Document(page_content="Emma is a novel by Jane Austen.", metadata={"title": "Emma"},
+                     id=item.supporting_ids().pop())]
+    ctx = RunContext(llm=ScriptedLLM(["Jane Austen [1]"]), retriever=ScriptedRetriever(lambda q, k: docs),
+                     settings=settings_with(answer_style="short"))
+    rec = run_item(RunService(router=StubRouter("oner")), "auto", item, ctx)
+    assert rec["method"] == "auto" and rec["routed_to"] == "oner"
+    assert rec["scores"]["em"] == 1.0 and rec["scores"]["support_recall"] == 1.0 and "error" not in rec
+    assert rec["cost"]["llm_calls"] == 1
+    assert summarize([rec])["auto"]["cost"]["routed_to"] == {"oner": 1}
+    plain = run_item(RunService(), "oner", item, RunContext(llm=ScriptedLLM(["Jane Austen [1]"]),
+                                                           retriever=ScriptedRetriever(lambda q, k: docs),
+                                                           settings=settings_with(answer_style="short")))
+    assert "routed_to" not in plain and "routed_to" not in summarize([plain])["oner"]["cost"]

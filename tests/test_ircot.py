@@ -10,13 +10,11 @@ from langchain_core.documents import Document
 
 from pipeline.context import RunContext
 from pipeline.events import EventKind, Status
-from pipeline.methods import run_method
 from pipeline.methods.ircot import clean_query, extract_answer
 from pipeline.retrieval import HybridRetriever
-from pipeline.settings import IRCoTSettings, Settings
 from pipeline.text import first_sentence, has_complete_sentence
 from pipeline.web import WebSource
-from tests.fakes import ScriptedLLM, ScriptedRetriever, ScriptedSearch
+from tests.fakes import ScriptedLLM, ScriptedRetriever, ScriptedSearch, run_events, settings_with
 
 QUESTION = "In which city was the author of The Hobbit born?"
 
@@ -44,9 +42,8 @@ def reasoning_llm(sentences: list[str], answer: str = "Bloemfontein"):
 
 
 def run(llm, retriever, **ircot):
-    settings = Settings(answer_style="short", ircot=IRCoTSettings(**ircot))
-    ctx = RunContext(llm=llm, retriever=retriever, settings=settings)
-    return list(run_method("ircot", QUESTION, ctx))
+    ctx = RunContext(llm=llm, retriever=retriever, settings=settings_with(answer_style="short", ircot=ircot))
+    return run_events("ircot", QUESTION, ctx)
 
 
 def hops(events):
@@ -55,7 +52,7 @@ def hops(events):
 
 def answer_event(events):
     done = [e for e in events if e.kind == EventKind.ANSWER and e.status == Status.DONE]
-    assert len(done) == 1, [e.payload for e in events if e.kind == EventKind.ERROR]
+    assert len(done) == 1, [e.payload.message for e in events if e.kind == EventKind.ERROR]
     return done[0]
 
 
@@ -108,8 +105,9 @@ def test_only_the_first_sentence_is_kept_and_becomes_the_query():
     retriever = fresh_passages()
     events = run(llm, retriever, k=2)
     first = hops(events)[0]
-    assert first.payload["sentence"] == "The Hobbit was written by J. R. R. Tolkien [1]."
-    assert first.payload["query"] == "The Hobbit was written by J. R. R. Tolkien"
+    assert first.payload.sentence == "The Hobbit was written by J. R. R. Tolkien [1]."
+    assert first.payload.query == "The Hobbit was written by J. R. R. Tolkien"
+    assert first.payload.step == 1 and [p.number for p in first.payload.passages] == [3, 4]
     assert retriever.queries[0] == (QUESTION, 2)
     assert retriever.queries[1][0] == "The Hobbit was written by J. R. R. Tolkien"
     # generation was cut once the first sentence was complete, not run to the end of the reply
@@ -122,9 +120,10 @@ def test_only_the_first_sentence_is_kept_and_becomes_the_query():
 def test_answer_is_ends_the_loop_and_the_cot_reader_uses_it():
     llm = reasoning_llm(["Tolkien wrote The Hobbit [1].", "So the answer is: Bloemfontein [3].", "never asked"])
     events = run(llm, fresh_passages(), reader="cot")
-    assert [h.payload.get("stop") for h in hops(events)] == [None, "The reasoning reached an answer."]
+    assert [h.payload.stop for h in hops(events)] == ["", "The reasoning reached an answer."]
     answer = answer_event(events)
-    assert answer.payload["answer"] == "Bloemfontein" and answer.llm_calls == 0
+    assert answer.payload.answer == "Bloemfontein" and answer.llm_calls == 0
+    assert answer.payload.reader == "cot" and answer.payload.short_answer == "Bloemfontein"
     assert len(llm.calls) == 2  # two reasoning steps, no reader call
 
 
@@ -133,7 +132,7 @@ def test_concluding_sentences_do_not_retrieve_but_the_loop_goes_on():
     retriever = fresh_passages()
     events = run(llm, retriever)
     steps = hops(events)
-    assert steps[0].payload["query"] is None and steps[0].payload["passages"] == []
+    assert steps[0].payload.query is None and steps[0].payload.passages == []
     assert [q for q, _ in retriever.queries] == [QUESTION, "Tolkien was born in Bloemfontein"]
     assert len(steps) == 3
 
@@ -143,17 +142,17 @@ def test_step_limit():
     events = run(llm, fresh_passages(), max_steps=3, max_passages=30)
     assert len(hops(events)) == 3
     assert len(llm.calls) == 4  # three steps and the reader
-    assert answer_event(events).payload["answer"] == "Bloemfontein"
+    assert answer_event(events).payload.answer == "Bloemfontein"
 
 
 def test_passages_are_capped():
     llm = reasoning_llm([f"Fact number {i} is needed." for i in range(20)])
     retriever = fresh_passages()
-    events = run(llm, retriever, k=4, max_passages=10, max_steps=5, reader_passages=None)
+    events = run(llm, retriever, k=4, max_passages=10, max_steps=5, reader_passages=0)  # 0: the reader reads all
     steps = hops(events)
-    assert [len(h.payload["passages"]) for h in steps] == [4, 2, 0, 0, 0]
-    assert [h.payload["pool_size"] for h in steps] == [8, 10, 10, 10, 10]
-    assert "No retrieval" in steps[2].payload["note"]
+    assert [len(h.payload.passages) for h in steps] == [4, 2, 0, 0, 0]
+    assert [h.payload.pool_size for h in steps] == [8, 10, 10, 10, 10]
+    assert "No retrieval" in steps[2].payload.note
     assert len(retriever.queries) == 3  # the question and the two steps that still had room
     reader_prompt = llm.calls[-1][0][-1]["content"]
     assert "\n[10] Doc" in reader_prompt and "[11]" not in reader_prompt
@@ -169,8 +168,8 @@ def test_duplicates_and_near_duplicates_are_dropped():
     llm = reasoning_llm(["Tolkien was born somewhere.", "So the answer is: Bloemfontein."])
     events = run(llm, retriever, k=2)
     step = hops(events)[0]
-    assert [p["id"] for p in step.payload["passages"]] == ["p3", "p4"]  # K new ones after dropping the copies
-    assert step.payload["duplicates"] == 2
+    assert [p.id for p in step.payload.passages] == ["p3", "p4"]  # K new ones after dropping the copies
+    assert step.payload.duplicates == 2
     assert retriever.queries[1] == ("Tolkien was born somewhere", 4)  # asked for K more than it holds
 
 
@@ -184,17 +183,41 @@ def test_events_form_a_chain_and_the_reader_answers_from_the_best_collected_pass
     llm = reasoning_llm(["Tolkien wrote The Hobbit [1].", "Tolkien was born in Bloemfontein [5].",
                          "So the answer is: Bloemfontein."])
     ctx = RunContext(llm=llm, retriever=fresh_passages(),
-                     settings=Settings(answer_style="short", ircot=IRCoTSettings(k=3, reader_passages=4)),
+                     settings=settings_with(answer_style="short", ircot={"k": 3, "reader_passages": 4}),
                      reranker=FirstN())
-    events = list(run_method("ircot", QUESTION, ctx))
+    events = run_events("ircot", QUESTION, ctx)
     root = next(e for e in events if e.kind == EventKind.RETRIEVE)
     steps = hops(events)
     assert [h.parent_id for h in steps] == [root.id, steps[0].id, steps[1].id]
     answer = answer_event(events)
     assert answer.parent_id == steps[-1].id
-    assert len(answer.payload["passages"]) == 4 and len(answer.payload["collected"]) == 9
-    assert answer.payload["reasoning"][-1] == "So the answer is: Bloemfontein."
+    assert len(answer.payload.passages) == 4 and len(answer.payload.collected) == 9
+    assert answer.payload.reasoning[-1] == "So the answer is: Bloemfontein."
+    assert answer.payload.reader == "direct"
     assert sum(e.llm_calls for e in events) == 4
+
+
+def test_reader_passages_zero_gives_the_direct_reader_every_collected_passage():
+    class Reverse:
+        name = "reverse"
+
+        def __init__(self):
+            self.calls = 0
+
+        def rerank(self, query, documents, top_k):
+            self.calls += 1
+            return list(reversed(documents))[:top_k]
+
+    llm = reasoning_llm(["Tolkien wrote The Hobbit [1].", "Tolkien was born in Bloemfontein [5].",
+                         "So the answer is: Bloemfontein."])
+    reranker = Reverse()
+    ctx = RunContext(llm=llm, retriever=fresh_passages(), reranker=reranker,
+                     settings=settings_with(answer_style="short", ircot={"k": 3, "reader_passages": 0}))
+    answer = answer_event(run_events("ircot", QUESTION, ctx))
+    assert reranker.calls == 0  # nothing to choose: the reader reads the whole pool, in collection order
+    assert [p.id for p in answer.payload.passages] == [p.id for p in answer.payload.collected]
+    assert len(answer.payload.passages) == 9 and [p.number for p in answer.payload.passages] == list(range(1, 10))
+    assert "\n[9] Doc" in llm.calls[-1][0][-1]["content"]
 
 
 def test_cot_reader_concludes_a_chain_cut_by_the_step_limit():
@@ -202,16 +225,16 @@ def test_cot_reader_concludes_a_chain_cut_by_the_step_limit():
                          "is: Bloemfontein."])
     events = run(llm, fresh_passages(), max_steps=1, reader="cot")
     answer = answer_event(events)
-    assert answer.llm_calls == 1 and answer.payload["answer"] == "Bloemfontein"
+    assert answer.llm_calls == 1 and answer.payload.answer == "Bloemfontein"
     assert "Finish the reasoning" in llm.calls[-1][0][-1]["content"]
 
 
 def test_long_answers_cite_the_collected_passages():
     llm = reasoning_llm(["Tolkien wrote The Hobbit [1].", "So the answer is: Bloemfontein [3]."])
-    ctx = RunContext(llm=llm, retriever=fresh_passages(), settings=Settings(ircot=IRCoTSettings(reader="cot")))
-    answer = answer_event(list(run_method("ircot", QUESTION, ctx)))
-    assert answer.payload["answer"] == "Tolkien wrote The Hobbit [1]. So the answer is: Bloemfontein [3]."
-    assert answer.payload["citations"] == [1, 3]
+    ctx = RunContext(llm=llm, retriever=fresh_passages(), settings=settings_with(ircot={"reader": "cot"}))
+    answer = answer_event(run_events("ircot", QUESTION, ctx))
+    assert answer.payload.answer == "Tolkien wrote The Hobbit [1]. So the answer is: Bloemfontein [3]."
+    assert answer.payload.citations == [1, 3]
 
 
 def test_works_over_the_web_source():
@@ -224,7 +247,7 @@ def test_works_over_the_web_source():
     llm = reasoning_llm(["The Hobbit is by J. R. R. Tolkien [1].", "So the answer is: Bloemfontein [2]."])
     events = run(llm, HybridRetriever([], WebSource(search)), reader="cot")
     assert search.queries == [QUESTION, "The Hobbit is by J. R. R. Tolkien"]
-    assert [p["url"] for p in answer_event(events).payload["passages"]] == [
+    assert [p.url for p in answer_event(events).payload.passages] == [
         "https://example.org/hobbit", "https://example.org/tolkien"]
 
 
@@ -240,11 +263,11 @@ def test_model_failure_and_an_empty_reply_end_cleanly():
     from models.errors import LLMCallError
 
     events = run(ScriptedLLM(lambda messages, options: LLMCallError("model crashed")), fresh_passages())
-    assert events[-1].kind == EventKind.ERROR and "model crashed" in events[-1].payload["message"]
+    assert events[-1].kind == EventKind.ERROR and "model crashed" in events[-1].payload.message
     chatty = reasoning_llm(["", "never asked"], answer="Bloemfontein")
     events = run(chatty, fresh_passages())
-    assert hops(events)[0].payload["stop"] == "The model wrote no further reasoning."
-    assert answer_event(events).payload["answer"] == "Bloemfontein"
+    assert hops(events)[0].payload.stop == "The model wrote no further reasoning."
+    assert answer_event(events).payload.answer == "Bloemfontein"
 
 
 def test_a_failed_reasoning_step_still_answers_from_the_collected_passages():
@@ -259,6 +282,7 @@ def test_a_failed_reasoning_step_still_answers_from_the_collected_passages():
 
     events = run(ScriptedLLM(reply), fresh_passages())
     failed = [e for e in events if e.kind == EventKind.HOP and e.status == Status.FAILED]
-    assert len(failed) == 1 and "context window" in failed[0].payload["stop"]
-    assert any(e.kind == EventKind.WARNING and "context window" in e.payload["message"] for e in events)
-    assert answer_event(events).payload["answer"] == "Bloemfontein"
+    assert len(failed) == 1 and "context window" in failed[0].payload.stop
+    assert failed[0].payload.passages == [] and failed[0].payload.sentence == ""
+    assert any(e.kind == EventKind.WARNING and "context window" in e.payload.message for e in events)
+    assert answer_event(events).payload.answer == "Bloemfontein"

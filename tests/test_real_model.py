@@ -51,6 +51,7 @@ def test_cli_answers_from_the_demo_corpus_citing_a_retrieved_passage(demo_data_d
     )
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert events[0]["kind"] == "route" and events[0]["payload"]["method"] == "oner"
     retrieved = [e for e in events if e["kind"] == "retrieve" and e["status"] == "done"][0]["payload"]["passages"]
     answer = events[-1]
     assert answer["kind"] == "answer" and answer["status"] == "done"
@@ -64,43 +65,48 @@ def test_cli_answers_from_the_demo_corpus_citing_a_retrieved_passage(demo_data_d
 def test_toc_end_to_end_with_the_fast_model(demo_data_dir, fast_llm, embeddings):
     from corpora.store import CollectionStore
     from pipeline.context import RunContext
-    from pipeline.methods import run_method
+    from pipeline.events import EventKind, Status
+    from pipeline.fold import RunState
     from pipeline.retrieval import HybridRetriever
+    from tests.fakes import run_events
 
     store = CollectionStore(demo_data_dir, embeddings)
     ctx = RunContext(llm=fast_llm, retriever=HybridRetriever([store.open("demo")]), embeddings=embeddings)
-    events = list(run_method("toc", "When did the Haves and Have Nots start?", ctx))
-    assert not [e for e in events if e.kind.value == "error"], [e.payload for e in events if e.kind.value == "error"]
-    expansions = [e for e in events if e.kind.value == "expand" and "node" not in e.payload and e.status.value != "running"]
+    events = run_events("toc", "When did the Haves and Have Nots start?", ctx)
+    errors = [e.payload.message for e in events if e.kind == EventKind.ERROR]
+    assert not errors, errors
+    expansions = [e for e in events if e.kind == EventKind.EXPAND and e.status != Status.RUNNING]
     assert expansions and expansions[0].llm_calls == 1  # the model was asked to clarify at least once
     final = events[-1]
-    assert final.kind.value == "answer" and final.status.value == "done" and len(final.payload["answer"]) > 20
+    assert final.kind == EventKind.ANSWER and final.status == Status.DONE and len(final.payload.answer) > 20
     assert sum(e.llm_calls for e in events) < 20
-    nodes = {e.id: e for e in events if e.kind.value == "expand" and "node" in e.payload}
-    assert all(n.payload["state"] in {"root", "kept", "pruned", "restored"} for n in nodes.values())
+    nodes = RunState.of(events).nodes()
+    assert nodes and nodes[0].state == "root"
+    assert all(n.state in {"root", "kept", "pruned", "restored"} for n in nodes)
+    assert all(n.prune_kind for n in nodes if n.state == "pruned")
 
 
 def test_ircot_end_to_end_with_the_fast_model(demo_data_dir, fast_llm, embeddings):
     from corpora.store import CollectionStore
     from models.rerankers import RankFusionReranker
     from pipeline.context import RunContext
-    from pipeline.methods import run_method
+    from pipeline.events import EventKind, Status
     from pipeline.retrieval import HybridRetriever
-    from pipeline.settings import IRCoTSettings, Settings
+    from pipeline.text import first_sentence
+    from tests.fakes import run_events, settings_with
 
     store = CollectionStore(demo_data_dir, embeddings)
     ctx = RunContext(llm=fast_llm, retriever=HybridRetriever([store.open("demo")]), embeddings=embeddings,
-                     reranker=RankFusionReranker(embeddings), settings=Settings(ircot=IRCoTSettings(max_steps=4)))
-    events = list(run_method("ircot", "Who directed the film Back to the Future, and where was he born?", ctx))
-    assert not [e for e in events if e.kind.value == "error"], [e.payload for e in events if e.kind.value == "error"]
-    steps = [e for e in events if e.kind.value == "hop" and e.status.value == "done"]
-    assert 1 <= len(steps) <= 4 and steps[0].payload["sentence"]
-    from pipeline.text import first_sentence
-
-    assert all(s.llm_calls == 1 and first_sentence(s.payload["sentence"]) == s.payload["sentence"] for s in steps)
+                     reranker=RankFusionReranker(embeddings), settings=settings_with(ircot={"max_steps": 4}))
+    events = run_events("ircot", "Who directed the film Back to the Future, and where was he born?", ctx)
+    errors = [e.payload.message for e in events if e.kind == EventKind.ERROR]
+    assert not errors, errors
+    steps = [e for e in events if e.kind == EventKind.HOP and e.status == Status.DONE]
+    assert 1 <= len(steps) <= 4 and steps[0].payload.sentence
+    assert all(s.llm_calls == 1 and first_sentence(s.payload.sentence) == s.payload.sentence for s in steps)
     final = events[-1]
-    assert final.kind.value == "answer" and final.status.value == "done" and final.payload["answer"]
-    assert len(final.payload["collected"]) <= 15
+    assert final.kind == EventKind.ANSWER and final.status == Status.DONE and final.payload.answer
+    assert len(final.payload.collected) <= 15
 
 
 def test_generation_stops_once_the_until_test_passes(fast_llm):

@@ -15,7 +15,7 @@ from langchain_core.documents import Document
 
 from corpora.store import CollectionError, CollectionStore
 from models.errors import ModelError
-from models.langchain_chat import LangChainChatModel
+from models.loading import load_chat_model
 from models.llm import GenerationOptions
 from models.openai_backend import OpenAICompatibleChatModel
 from tests.conftest import REPO, free_port
@@ -66,8 +66,23 @@ def test_openai_backend_streams_and_follows_a_schema(llm_server):
     constrained = model.chat([{"role": "user", "content": "Is the sky blue? Yes or No."}],
                              GenerationOptions(max_tokens=3, grammar='root ::= "Yes" | "No"'))
     assert constrained.text in {"Yes", "No"}
-    chat = LangChainChatModel(backend=model)
-    assert chat.invoke("Reply with the word ok.", max_tokens=5).content
+
+
+@pytest.mark.real_model
+def test_a_langchain_chat_openai_model_on_the_same_server(llm_server):
+    """``langchain:openai:MODEL@URL`` makes LangChain's ChatOpenAI through init_chat_model; the adapter
+    streams from it, passes JSON schemas and asks for log-probabilities."""
+    model = load_chat_model(f"langchain:openai:local@{llm_server}")
+    items = list(model.stream([{"role": "user", "content": "Say hello in French."}],
+                              GenerationOptions(max_tokens=20)))
+    assert "".join(items[:-1]) == items[-1].text and items[-1].text.strip()
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    reply = model.chat([{"role": "user", "content": "What is 2 + 2? Reply in JSON."}],
+                       GenerationOptions(max_tokens=40, json_schema=schema)).json()
+    assert isinstance(reply["answer"], str)
+    scored = model.chat([{"role": "user", "content": "Is Paris in France? Answer True or False."}],
+                        GenerationOptions(max_tokens=1, top_logprobs=5))
+    assert scored.logprobs and scored.logprobs[0].top
 
 
 def test_openai_backend_without_a_server_names_the_fix():

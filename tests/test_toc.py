@@ -11,10 +11,8 @@ from langchain_core.documents import Document
 from models.errors import LLMCallError
 from pipeline.context import RunContext
 from pipeline.events import EventKind, Status
-from pipeline.methods import run_method
 from pipeline.retrieval import HybridRetriever
-from pipeline.settings import Settings, ToCSettings
-from tests.fakes import ScriptedLLM, TreeScript
+from tests.fakes import ScriptedLLM, TreeScript, run_events, settings_with
 
 AQ = "Who won the Tour de France?"
 FACTS = [
@@ -35,21 +33,21 @@ def retriever(store):
 
 
 def run_toc(script, retriever, embeddings, **toc):
-    ctx = RunContext(llm=script.llm, retriever=retriever, embeddings=embeddings,
-                     settings=Settings(toc=ToCSettings(**toc)))
-    return list(run_method("toc", AQ, ctx))
+    ctx = RunContext(llm=script.llm, retriever=retriever, embeddings=embeddings, settings=settings_with(toc=toc))
+    return run_events("toc", AQ, ctx)
 
 
 def nodes(events):
+    """The last event of every tree node, by step id."""
     final = {}
     for e in events:
-        if e.kind == EventKind.EXPAND and "node" in e.payload:
+        if e.kind == EventKind.NODE:
             final[e.id] = e
     return final
 
 
 def by_question(events):
-    return {e.payload["node"]["question"]: e for e in nodes(events).values()}
+    return {e.payload.question: e for e in nodes(events).values()}
 
 
 Q24, Q23, Q22 = "Who won the 2024 Tour de France?", "Who won the 2023 Tour de France?", \
@@ -68,18 +66,24 @@ def test_bfs_expansion_order_and_tree_links(retriever, embeddings):
     root = tree[AQ]
     expansion = [e for e in events if e.id == tree[Q24].parent_id][-1]  # the step's last update
     assert expansion.kind == EventKind.EXPAND and expansion.parent_id == root.id
-    assert len(expansion.payload["passages"]) <= 5 and expansion.llm_calls == 1
-    assert tree[Q24].payload["state"] == "kept" and tree[Q24].payload["node"]["depth"] == 1
+    assert len(expansion.payload.passages) <= 5 and expansion.llm_calls == 1
+    assert [(c.question, c.answer) for c in expansion.payload.candidates] == [
+        (Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard")]
+    assert root.kind == EventKind.NODE and root.payload.state == "root" and root.parent_id is None
+    assert tree[Q24].payload.state == "kept" and tree[Q24].payload.depth == 1
     femmes = tree["Who won the 2024 Tour de France Femmes?"]
-    assert femmes.payload["node"]["depth"] == 2 and femmes.payload["state"] == "kept"
+    assert femmes.payload.depth == 2 and femmes.payload.state == "kept"
     # The duplicate answer (Vingegaard again) is pruned as a duplicate, without a verification call.
     dup = tree["Who won the 2022 Tour de France, the year before 2023?"]
-    assert dup.payload["state"] == "pruned" and dup.payload["prune_kind"] == "duplicate"
+    assert dup.payload.state == "pruned" and dup.payload.prune_kind == "duplicate"
+    prune = [e for e in events if e.kind == EventKind.PRUNE and e.parent_id == dup.id]
+    assert [e.payload.prune_kind for e in prune] == ["duplicate"]
     assert not [e for e in events if e.kind == EventKind.VERIFY and e.parent_id == dup.id]
     final = events[-1]
-    assert final.kind == EventKind.ANSWER and final.status == Status.DONE and not final.payload["unambiguous"]
-    assert [i["question"] for i in final.payload["interpretations"]] == [Q24, Q23,
-                                                                         "Who won the 2024 Tour de France Femmes?"]
+    assert final.kind == EventKind.ANSWER and final.status == Status.DONE and final.payload.unambiguous is False
+    assert [i.question for i in final.payload.interpretations] == [Q24, Q23,
+                                                                   "Who won the 2024 Tour de France Femmes?"]
+    assert final.payload.interpretations[0].answer == "Tadej Pogacar"
     assert "Tadej Pogacar" in script.llm.calls[-1][0][-1]["content"]  # interpretations reach the answer prompt
 
 
@@ -90,13 +94,17 @@ def test_verification_prunes_and_records_evidence(retriever, embeddings):
     events = run_toc(script, retriever, embeddings, min_valid_nodes=1)
     tree = by_question(events)
     verdict = [e for e in events if e.kind == EventKind.VERIFY and e.parent_id == tree[Q23].id][0]
-    assert not verdict.payload["keep"] and verdict.payload["evidence"]["p_true"] == pytest.approx(0.01)
-    assert "Vingegaard" in verdict.payload["evidence"]["passage"]["text"]
-    assert tree[Q23].payload["prune_kind"] == "verification"
+    assert not verdict.payload.keep and verdict.payload.evidence.p_true == pytest.approx(0.01)
+    assert "Vingegaard" in verdict.payload.evidence.passage.text
+    assert verdict.payload.verifier and verdict.payload.reason
+    assert tree[Q23].payload.prune_kind == "verification"
     garin = tree["Who won the 1903 Tour de France?"]
-    assert garin.payload["prune_kind"] == "no-evidence"  # no passage contains the answer: no LLM call spent
+    assert garin.payload.prune_kind == "no-evidence"  # no passage contains the answer: no LLM call spent
+    garin_verdict = [e for e in events if e.kind == EventKind.VERIFY and e.parent_id == garin.id][0]
+    assert garin_verdict.llm_calls == 0 and garin_verdict.payload.evidence.passage is None
+    assert garin_verdict.payload.evidence.answer == "Maurice Garin"
     kept = [e for e in events if e.kind == EventKind.VERIFY and e.parent_id == tree[Q24].id][0]
-    assert kept.payload["keep"] and kept.payload["score"] >= 0.5 and kept.llm_calls == 1
+    assert kept.payload.keep and kept.payload.score >= 0.5 and kept.llm_calls == 1
 
 
 def test_undo_pruning_restores_the_nodes_closest_to_the_root(retriever, embeddings):
@@ -105,17 +113,18 @@ def test_undo_pruning_restores_the_nodes_closest_to_the_root(retriever, embeddin
                         p_true={"Jonas Vingegaard": 0.01, "Egan Bernal": 0.01})
     events = run_toc(script, retriever, embeddings, min_valid_nodes=2)
     tree = by_question(events)
-    assert tree[Q23].payload["state"] == "restored"  # depth 1, restored before the depth-2 node
-    assert tree["Who won the 2019 Tour de France?"].payload["state"] == "pruned"
-    undo = [e for e in events if e.kind == EventKind.PRUNE and e.payload["undo"]]
+    assert tree[Q23].payload.state == "restored"  # depth 1, restored before the depth-2 node
+    assert tree["Who won the 2019 Tour de France?"].payload.state == "pruned"
+    undo = [e for e in events if e.kind == EventKind.PRUNE and e.payload.undo]
+    assert [e.payload.prune_kind for e in undo] == ["verification"]
     assert [e.parent_id for e in undo] == [tree[Q23].id]
 
 
 def test_stops_at_max_valid_nodes(retriever, embeddings):
     script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard"), (Q22, "2022 winner Vingegaard")]})
     events = run_toc(script, retriever, embeddings, max_valid_nodes=2)
-    assert sum(e.payload["state"] == "kept" for e in nodes(events).values()) == 2
-    assert "2 valid nodes" in by_question(events)[AQ].payload["reason"]
+    assert sum(e.payload.state == "kept" for e in nodes(events).values()) == 2
+    assert "2 valid nodes" in by_question(events)[AQ].payload.reason
     assert script.clarified == [AQ]
 
 
@@ -131,7 +140,7 @@ def test_stops_after_failed_expansions_in_a_row(retriever, embeddings):
                               ("Who won the 2019 Tour de France?", "Egan Bernal")], **{q: many for q in [Q24]}})
     events = run_toc(script, retriever, embeddings, max_failed_expansions=2)
     assert script.clarified == [AQ, Q24, Q23]  # Q24 and Q23 added nothing new: stop before the next
-    assert "2 expansions in a row" in by_question(events)[AQ].payload["reason"]
+    assert "2 expansions in a row" in by_question(events)[AQ].payload.reason
 
 
 def test_llm_call_budget_is_respected_and_still_answers(retriever, embeddings):
@@ -140,7 +149,9 @@ def test_llm_call_budget_is_respected_and_still_answers(retriever, embeddings):
     events = run_toc(script, retriever, embeddings, max_llm_calls=4)
     assert len(script.llm.calls) <= 4
     assert events[-1].kind == EventKind.ANSWER and events[-1].status == Status.DONE
-    assert any(e.payload.get("prune_kind") == "budget" for e in nodes(events).values())
+    assert any(e.payload.prune_kind == "budget" for e in nodes(events).values())
+    root = by_question(events)[AQ].payload
+    assert root.llm_calls_used is not None and root.llm_calls_used <= 4 - 1  # the answer is the last call
 
 
 def test_unambiguous_fallback_when_nothing_survives(retriever, embeddings):
@@ -148,17 +159,18 @@ def test_unambiguous_fallback_when_nothing_survives(retriever, embeddings):
                         answer="Tadej Pogacar won the most recent Tour [1].")
     events = run_toc(script, retriever, embeddings)
     final = events[-1]
-    assert final.payload["unambiguous"] is True and "treated as unambiguous" in final.title
-    assert final.payload["answer"] == "Tadej Pogacar won the most recent Tour [1]."
+    assert final.payload.unambiguous is True and "treated as unambiguous" in final.title
+    assert final.payload.interpretations == []
+    assert final.payload.answer == "Tadej Pogacar won the most recent Tour [1]."
 
 
 def test_malformed_reply_is_a_warning_not_a_crash(retriever, embeddings):
     script = TreeScript({AQ: "Sure! Here are some interpretations: 1. ..."})
     events = run_toc(script, retriever, embeddings)
     failed = [e for e in events if e.kind == EventKind.EXPAND and e.status == Status.FAILED]
-    assert failed and "wrong format" in failed[0].payload["message"]
+    assert failed and "wrong format" in failed[0].payload.message
     assert any(e.kind == EventKind.WARNING for e in events)
-    assert events[-1].kind == EventKind.ANSWER and events[-1].payload["unambiguous"] is True
+    assert events[-1].kind == EventKind.ANSWER and events[-1].payload.unambiguous is True
 
 
 def test_model_failure_during_verification_ends_with_an_error(retriever, embeddings):
@@ -168,9 +180,9 @@ def test_model_failure_during_verification_ends_with_an_error(retriever, embeddi
         raise LLMCallError("The model server failed: connection reset")
 
     ctx = RunContext(llm=ScriptedLLM(reply, logprobs={}), retriever=retriever, embeddings=embeddings)
-    events = list(run_method("toc", AQ, ctx))
+    events = run_events("toc", AQ, ctx)
     assert [e.kind for e in events if e.kind == EventKind.VERIFY] == []  # failed inside the verification
-    assert events[-1].kind == EventKind.ERROR and "connection reset" in events[-1].payload["message"]
+    assert events[-1].kind == EventKind.ERROR and "connection reset" in events[-1].payload.message
 
 
 def test_demos_are_nearest_neighbours_given_as_chat_turns(retriever, embeddings):
@@ -185,6 +197,7 @@ def test_demos_are_nearest_neighbours_given_as_chat_turns(retriever, embeddings)
 def test_harness_scores_kept_and_pruned_clarifications(retriever, embeddings):
     from pipeline.evaluation.data import EvalItem
     from pipeline.evaluation.harness import run_item
+    from pipeline.service import RunService
 
     script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard"),
                               ("Who won the 2019 Tour de France?", "Egan Bernal")]},
@@ -193,13 +206,15 @@ def test_harness_scores_kept_and_pruned_clarifications(retriever, embeddings):
                     passages=[], qa_pairs=[{"short_answers": ["Tadej Pogacar"]}, {"short_answers": ["Jonas Vingegaard"]}],
                     long_answers=["Pogacar won in 2024 and Vingegaard in 2023."])
     ctx = RunContext(llm=script.llm, retriever=retriever, embeddings=embeddings,
-                     settings=Settings(toc=ToCSettings(min_valid_nodes=1)))
-    record = run_item("toc", item, ctx)
+                     settings=settings_with(toc={"min_valid_nodes": 1}))
+    record = run_item(RunService(), "toc", item, ctx)
     assert record["scores"]["kept_dq_answer_f1"] == 1.0 and record["scores"]["pruned_dq_answer_f1"] == 0.0
     assert {n["state"] for n in record["tree"]} == {"kept", "pruned"}
-    # clarify, 3 verifications, 2 expansions that found nothing (an empty list fails the schema's minItems, so
-    # each is retried under the grammar), answer
-    assert record["cost"]["llm_calls"] == 1 + 3 + 2 * 2 + 1
+    assert {n["prune_kind"] for n in record["tree"] if n["state"] == "pruned"} == {"verification"}
+    assert "routed_to" not in record and "error" not in record
+    # clarify, 3 verifications, 2 expansions that found nothing (an empty list is a valid reply: one call
+    # each, no retry under the grammar), answer
+    assert record["cost"]["llm_calls"] == 1 + 3 + 2 * 1 + 1 == len(script.llm.calls)
 
 
 def test_free_reply_that_fails_the_schema_is_retried_under_the_grammar(retriever, embeddings):
@@ -216,15 +231,48 @@ def test_free_reply_that_fails_the_schema_is_retried_under_the_grammar(retriever
         return "Pogacar won in 2024 [1]. It is his third win. The question has one reading here."
 
     ctx = RunContext(llm=ScriptedLLM(reply, logprobs={"True": -0.05, "False": -3.0}), retriever=retriever,
-                     embeddings=embeddings, settings=Settings(toc=ToCSettings(max_depth=1, min_valid_nodes=1)))
-    events = list(run_method("toc", AQ, ctx))
+                     embeddings=embeddings, settings=settings_with(toc={"max_depth": 1, "min_valid_nodes": 1}))
+    events = run_events("toc", AQ, ctx)
     assert replies == [False, True]  # free first, then constrained
-    expansion = [e for e in events if e.kind == EventKind.EXPAND and "candidates" in e.payload][-1]
-    assert expansion.payload["constrained_retry"] and expansion.llm_calls == 2
-    assert by_question(events)[Q24].payload["state"] == "kept"
+    expansion = [e for e in events if e.kind == EventKind.EXPAND and e.status == Status.DONE][-1]
+    assert expansion.payload.constrained_retry and expansion.llm_calls == 2
+    assert [c.question for c in expansion.payload.candidates] == [Q24]
+    assert by_question(events)[Q24].payload.state == "kept"
+
+
+def test_the_constrained_retry_uses_the_schema_of_the_reply_model(retriever, embeddings):
+    from pipeline.methods.toc import Clarifications
+
+    schemas = []
+
+    def reply(messages, options):
+        if messages[0]["content"].startswith("You clarify"):
+            schemas.append(options.json_schema)
+            return "not JSON at all" if options.json_schema is None else '{"disambiguations": []}'
+        return "Pogacar won in 2024 [1]."
+
+    ctx = RunContext(llm=ScriptedLLM(reply, logprobs={}), retriever=retriever, embeddings=embeddings,
+                     settings=settings_with(toc={"max_depth": 1}))
+    events = run_events("toc", AQ, ctx)
+    assert schemas == [None, Clarifications.model_json_schema()]
+    assert schemas[1]["properties"]["disambiguations"]["maxItems"] == 4
+    assert events[-1].kind == EventKind.ANSWER and events[-1].payload.unambiguous is True
+
+
+def test_an_empty_clarification_list_is_a_valid_reply(retriever, embeddings):
+    """Nothing to clarify is a valid answer (``Clarifications`` has no minimum): one call, no grammar retry,
+    and the question is answered as unambiguous."""
+    script = TreeScript({AQ: []}, answer="Tadej Pogacar won the most recent Tour [1].")
+    events = run_toc(script, retriever, embeddings)
+    expansion = [e for e in events if e.kind == EventKind.EXPAND and e.status == Status.DONE]
+    assert len(expansion) == 1 and expansion[0].payload.candidates == []
+    assert not expansion[0].payload.constrained_retry and expansion[0].llm_calls == 1
+    assert [options.json_schema for _, options in script.llm.calls] == [None, None]  # clarify, answer
+    assert not any(e.kind == EventKind.WARNING for e in events)
+    assert events[-1].payload.unambiguous is True
 
 
 def test_answers_contained_in_one_another_are_duplicates(retriever, embeddings):
     script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), ("Who was the 2024 Tour de France champion?", "Pogacar")]})
     tree = by_question(run_toc(script, retriever, embeddings, max_depth=1))
-    assert tree["Who was the 2024 Tour de France champion?"].payload["prune_kind"] == "duplicate"
+    assert tree["Who was the 2024 Tour de France champion?"].payload.prune_kind == "duplicate"

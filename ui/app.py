@@ -15,14 +15,15 @@ from corpora.ingest import MAX_FILE_BYTES
 from corpora.loaders import SUPPORTED_SUFFIXES
 from corpora.store import CollectionError
 from models.errors import ModelError
-from pipeline.methods import METHODS
+from pipeline.methods import METHODS, settings_models
 from pipeline.runtime import Runtime
-from pipeline.settings import IRCoTSettings, Settings, ToCSettings
+from pipeline.service import AUTO, RunRequest, RunService
+from pipeline.trace import load_trace
 from ui import collections_tab as coll
 from ui.answer import answer_message
-from ui.ask_tab import AUTO, Knobs, Session, run_question
-from ui.traces import load_trace
-from ui.view import RunView, esc, md_safe
+from ui.ask_tab import Session, run_question
+from ui.settings_form import build_settings_panel, settings_from_values
+from ui.view import esc, md_safe, placeholder, render
 
 ASSETS = Path(__file__).parent / "assets"
 MODEL_CHOICES = [("Default (Qwen2.5-Coder 1.5B)", "default"), ("Fast (Qwen2.5-Coder 0.5B)", "fast")]
@@ -40,7 +41,9 @@ def launch_options() -> dict:
 def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
     """The app over ``runtime``. ``default_model`` is the model choice preselected in the settings."""
     default_model = default_model or runtime.config.model
-    methods = [("Auto (picks from the question)", AUTO)] + [(m.LABEL, name) for name, m in reversed(METHODS.items())]
+    methods = [("Auto (picks from the question)", AUTO)] + [(m.label, name) for name, m in reversed(METHODS.items())]
+    service = RunService.for_runtime(runtime)
+    traces = Path(runtime.config.data_dir)
 
     def session_of(session: Session | None) -> Session:
         return session if isinstance(session, Session) else Session()
@@ -59,13 +62,17 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
         session.question = question
         return "", history + [{"role": "user", "content": md_safe(question)}], session
 
-    def answer(history: list, session: Session, method, collections, use_web, model, top_k, style,
-               toc_depth, toc_nodes, toc_threshold, ir_k, ir_steps, ir_reader):
-        knobs = Knobs(method=method, collections=tuple(collections or ()), use_web=use_web, model=model,
-                      top_k=top_k, answer_style=style, toc_max_depth=toc_depth, toc_max_valid_nodes=toc_nodes,
-                      toc_keep_threshold=toc_threshold, ircot_k=ir_k, ircot_max_steps=ir_steps,
-                      ircot_reader=ir_reader)
-        yield from run_question(runtime, session, history, knobs)
+    def answer(history: list, session: Session, method, collections, use_web, model, *values):
+        try:
+            settings = settings_from_values(controls, list(values), settings_models())
+        except ValueError as exc:
+            session.running = False
+            yield history + [{"role": "assistant", "content": f'<div class="notice notice-error">'
+                                                              f'{md_safe(exc)}</div>'}], gr.update(), None
+            return
+        request = RunRequest(question=session.question, method=method, collections=tuple(collections or ()),
+                             model=model or None, settings=settings.model_copy(update={"use_web": bool(use_web)}))
+        yield from run_question(service, session, history, request, traces)
 
     def stop(session: Session | None):
         if isinstance(session, Session):
@@ -76,22 +83,24 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
         session = session_of(session)
         if session.running:
             session.cancel.set()
-        session.conversation += 1
-        session.asked = []
-        return [], RunView("New conversation.").html(), None, session
+        session.generation += 1
+        session.conversation = type(session.conversation)()
+        return [], placeholder("New conversation."), None, session
 
     def replay(file, history: list):
         if file is None:
             return gr.update(), history
         try:
-            view, question = load_trace(Path(file if isinstance(file, str) else file.name))
+            state = load_trace(Path(file if isinstance(file, str) else file.name))
         except (ValueError, OSError) as exc:
             gr.Warning(f"Cannot replay this file: {exc}")
             return gr.update(), history
-        run_id = next((e.run_id for e in view.events), "replay")
-        return view.html(), history + [
+        run_id = next((e.run_id for e in state.events), "replay")
+        question = state.question
+        header = "Replayed from a trace file: no model was run."
+        return render(state, header), history + [
             {"role": "user", "content": f"(replayed) {md_safe(question)}" if question else "(replayed trace)"},
-            {"role": "assistant", "content": answer_message(view, run_id)},
+            {"role": "assistant", "content": answer_message(state, run_id)},
         ]
 
     with gr.Blocks(title="Research QA") as app:
@@ -114,7 +123,7 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
                     trace_upload = gr.UploadButton("Replay a trace file…", file_types=[".jsonl"],
                                                    elem_id="replay")
                 with gr.Column(scale=6, min_width=360):
-                    view = gr.HTML(RunView("The reasoning appears here while the model works.").html(),
+                    view = gr.HTML(placeholder("The reasoning appears here while the model works."),
                                    elem_id="reasoning")
                 with gr.Column(scale=3, min_width=240):
                     method = gr.Dropdown(methods, value=AUTO, label="Method", elem_id="method")
@@ -123,19 +132,9 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
                     use_web = gr.Checkbox(False, label="Search the web (DuckDuckGo)", elem_id="use-web")
                     model = gr.Dropdown(MODEL_CHOICES, value=default_model, allow_custom_value=True,
                                         label="Model (or a GGUF path, or openai:URL)", elem_id="model")
-                    with gr.Accordion("Method settings", open=False):
-                        top_k = gr.Slider(1, 10, Settings().top_k, step=1, label="Passages per answer (top-k)")
-                        style = gr.Radio([("Cited paragraph", "long"), ("Short phrase", "short")], value="long",
-                                         label="Answer style")
-                        gr.Markdown("**Tree of Clarifications**")
-                        toc_depth = gr.Slider(1, 5, ToCSettings().max_depth, step=1, label="Maximum depth")
-                        toc_nodes = gr.Slider(1, 20, ToCSettings().max_valid_nodes, step=1, label="Valid nodes")
-                        toc_threshold = gr.Slider(0.0, 1.0, ToCSettings().keep_threshold, step=0.05,
-                                                  label="Keep a node at verifier score ≥")
-                        gr.Markdown("**IRCoT**")
-                        ir_k = gr.Slider(1, 10, IRCoTSettings().k, step=1, label="Passages per step (K)")
-                        ir_steps = gr.Slider(1, 15, IRCoTSettings().max_steps, step=1, label="Step limit")
-                        ir_reader = gr.Radio(["direct", "cot"], value=IRCoTSettings().reader, label="Reader")
+                    with gr.Accordion("Method settings", open=False, elem_id="method-settings"):
+                        controls = build_settings_panel({name: (spec.label, spec.settings)
+                                                         for name, spec in METHODS.items()})
         with gr.Tab("Collections"):
             with gr.Row():
                 with gr.Column():
@@ -162,8 +161,7 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
                         delete_coll_button = gr.Button("Delete the collection", variant="stop",
                                                        elem_id="delete-collection")
 
-        knobs = [method, collections, use_web, model, top_k, style, toc_depth, toc_nodes, toc_threshold,
-                 ir_k, ir_steps, ir_reader]
+        knobs = [method, collections, use_web, model, *(c.component for c in controls)]
         for trigger in (ask_button.click, question.submit):
             trigger(submit, [question, chat, session], [question, chat, session], queue=False).success(
                 answer, [chat, session, *knobs], [chat, view, trace_files],

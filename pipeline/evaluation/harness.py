@@ -1,8 +1,10 @@
-"""Running methods on evaluation items exactly as the app runs them (the same event generators), scoring each
-item, and keeping a resumable ``results.json``."""
+"""Running methods on evaluation items exactly as the app runs them (the same run service and method
+generators), scoring each item from the run's folded state, and keeping a resumable ``results.json`` that
+records each method's settings and prompt versions."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import statistics
@@ -18,9 +20,10 @@ from models.rerankers import RankFusionReranker
 from pipeline.context import RunContext
 from pipeline.evaluation import metrics
 from pipeline.evaluation.data import EvalItem, file_sha256, passage_document
-from pipeline.events import EventKind, Status, StepEvent
-from pipeline.methods import run_method
+from pipeline.methods import METHODS
 from pipeline.retrieval import HybridRetriever, PoolRetriever
+from pipeline.routing import EXAMPLES as ROUTING_EXAMPLES
+from pipeline.service import AUTO, RunRequest, RunService
 from pipeline.settings import Settings
 
 SETTINGS = ("closed", "per-question")
@@ -40,6 +43,19 @@ class RunConfig:
         return dict(self.__dict__)
 
 
+def method_config(method: str, settings: Settings) -> dict[str, Any]:
+    """What a method's results depend on besides the data and model: its settings, the shared ones and the
+    versions of its prompts (for Auto: the router's labelled questions and every method it may pick)."""
+    shared = settings.model_dump(exclude={"methods", "answer_style"})
+    if method == AUTO:
+        router = hashlib.sha256(ROUTING_EXAMPLES.read_bytes()).hexdigest()[:16]
+        return {"shared": shared, "router": router,
+                "methods": {name: method_config(name, settings) for name in METHODS}}
+    spec = METHODS[method]
+    return {"shared": shared, "settings": settings.for_method(method, spec.settings).model_dump(),
+            "prompts": spec.prompt_versions()}
+
+
 def closed_corpus(store: CollectionStore, items: list[EvalItem], data_sha256: str,
                   progress: Callable[[int, int], None] | None = None) -> PassageCollection:
     """All passages of all items of a file, de-duplicated, in a collection cached by the file's hash."""
@@ -49,17 +65,6 @@ def closed_corpus(store: CollectionStore, items: list[EvalItem], data_sha256: st
     if collection.count() < len(unique):
         collection.add(unique, progress=progress)
     return collection
-
-
-def _passage_ids(events: list[StepEvent]) -> set[str] | None:
-    """Ids of every passage the run retrieved or gave the model; None when it had no retrieval step."""
-    if not any(e.kind == EventKind.RETRIEVE for e in events):
-        return None
-    ids = set()
-    for event in events:
-        if event.kind in (EventKind.RETRIEVE, EventKind.HOP, EventKind.ANSWER) and event.status == Status.DONE:
-            ids.update(p["id"] for p in event.payload.get("passages", []) if p.get("id"))
-    return ids
 
 
 def score(item: EvalItem, prediction: str, retrieved: set[str] | None) -> dict[str, float]:
@@ -79,61 +84,38 @@ def score(item: EvalItem, prediction: str, retrieved: set[str] | None) -> dict[s
     return out
 
 
-def tree_nodes(events: list[StepEvent]) -> list[dict[str, Any]]:
-    """The final state of every clarification node a run produced (ToC), in creation order."""
-    final: dict[str, StepEvent] = {}
-    for event in events:
-        if event.kind == EventKind.EXPAND and "node" in event.payload:
-            final[event.id] = event
-    return [{**e.payload["node"], "id": e.id, "state": e.payload.get("state"),
-             "prune_kind": e.payload.get("prune_kind"), "score": e.payload.get("score")}
-            for e in final.values() if e.payload["node"].get("answer") is not None]
+def item_settings(item: EvalItem, settings: Settings) -> Settings:
+    """Long cited answers for long-form items (ASQA), short ones for items scored by EM / F1."""
+    return settings.model_copy(update={"answer_style": "long" if item.is_long_form else "short"})
 
 
-def clarification_scores(item: EvalItem, nodes: list[dict[str, Any]]) -> dict[str, float]:
-    """Answer-F1 of kept and of pruned clarified answers against all gold short answers of the item's
-    qa_pairs (each node scored alone, averaged per item). Duplicates are left out: they are pruned for
-    redundancy, not for being wrong."""
-    golds = [a for pair in item.qa_pairs for a in pair.get("short_answers", [])]
-    if not golds:
-        return {}
-    out = {}
-    kept = [metrics.answer_f1(n["answer"], golds) for n in nodes if n["state"] in ("kept", "restored")]
-    pruned = [metrics.answer_f1(n["answer"], golds) for n in nodes
-              if n["state"] == "pruned" and n["prune_kind"] != "duplicate"]
-    if kept:
-        out["kept_dq_answer_f1"] = statistics.fmean(kept)
-    if pruned:
-        out["pruned_dq_answer_f1"] = statistics.fmean(pruned)
-    return out
-
-
-def run_item(method: str, item: EvalItem, ctx: RunContext) -> dict[str, Any]:
-    """Run one method on one item through its event generator; return the item's record."""
+def run_item(service: RunService, method: str, item: EvalItem, ctx: RunContext) -> dict[str, Any]:
+    """Run one method (or Auto) on one item through the run service; return the item's record, read from the
+    run's folded state."""
     started = time.perf_counter()
-    events = list(run_method(method, item.question, ctx))
+    run = service.start(RunRequest(question=item.question, method=method, settings=ctx.settings), context=ctx)
+    for _ in run:
+        pass
     wall = time.perf_counter() - started
-    answers = [e for e in events if e.kind == EventKind.ANSWER and e.status == Status.DONE]
-    errors = [e.payload.get("message", e.title) for e in events if e.kind == EventKind.ERROR]
-    prediction = answers[-1].payload.get("answer", "") if answers else ""
-    nodes = tree_nodes(events)
-    chain = [e.payload.get("sentence", "") for e in events if e.kind == EventKind.HOP and e.status == Status.DONE]
-    scores = score(item, prediction, _passage_ids(events))
-    scores.update(clarification_scores(item, nodes))
+    state = run.state
+    prediction = state.answer.answer if state.answer else ""
+    scores = score(item, prediction, state.passage_ids())
+    spec = METHODS.get(state.route.method) if state.route else None
+    if spec is not None and spec.scores is not None:
+        scores.update(spec.scores(item, state))
+    nodes = [n.model_dump(include={"question", "answer", "depth", "state", "prune_kind", "score"})
+             for n in state.nodes() if n.answer is not None]
+    chain = [hop.sentence for hop in state.chain()]
+    errors = state.errors()
     return {
         "id": item.id,
         "method": method,
+        **({"routed_to": state.route.method} if method == AUTO and state.route else {}),
         "question": item.question,
         "prediction": prediction,
         "gold": item.answers,
         "scores": scores,
-        "cost": {
-            "wall_s": wall,
-            "llm_calls": sum(e.llm_calls for e in events),
-            "prompt_tokens": sum(e.prompt_tokens for e in events),
-            "completion_tokens": sum(e.completion_tokens for e in events),
-            "llm_s": sum(e.llm_seconds for e in events),
-        },
+        "cost": {"wall_s": wall, **state.cost()},
         **({"tree": nodes} if nodes else {}),
         **({"chain": chain} if chain else {}),
         **({"error": "; ".join(errors)} if errors else {}),
@@ -160,17 +142,22 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             "completion_tokens_mean": statistics.fmean(r["cost"]["completion_tokens"] for r in rows),
             "llm_share_of_wall": sum(r["cost"]["llm_s"] for r in rows) / max(sum(walls), 1e-9),
         }
+        routed = [r["routed_to"] for r in rows if "routed_to" in r]
+        if routed:
+            cost["routed_to"] = {m: routed.count(m) for m in sorted(set(routed))}
         out[method] = {"metrics": scores, "cost": cost}
     return out
 
 
 class ResultsFile:
-    """``results.json``: written after every item (atomically), so an interrupted run resumes where it was."""
+    """``results.json``: written after every item (atomically), so an interrupted run resumes where it was.
+    It refuses to mix results of different data, models, settings or prompt versions."""
 
     def __init__(self, path: Path, config: RunConfig, machine: str) -> None:
         self.path = Path(path)
         self.config = config
-        self.data: dict[str, Any] = {**config.as_dict(), "machine": machine, "n": 0, "methods": {}, "items": []}
+        self.data: dict[str, Any] = {**config.as_dict(), "machine": machine, "n": 0, "methods": {}, "items": [],
+                                     "method_configs": {}}
         if self.path.exists():
             old = json.loads(self.path.read_text())
             mismatched = {k: (old.get(k), v) for k, v in config.as_dict().items() if old.get(k) != v}
@@ -180,6 +167,19 @@ class ResultsFile:
                     "Choose another --out, or delete the file to start over."
                 )
             self.data["items"] = old.get("items", [])
+            self.data["method_configs"] = old.get("method_configs", {})
+
+    def use_method(self, method: str, config: dict[str, Any]) -> None:
+        """Record the configuration ``method`` runs with; ``ValueError`` when the file holds results of it
+        computed with another one (other settings or prompt versions)."""
+        config = json.loads(json.dumps(config))  # as it reads back from the file
+        known = self.data["method_configs"].get(method)
+        has_items = any(r["method"] == method for r in self.data["items"])
+        if has_items and known != config:
+            why = "before settings were recorded" if known is None else "with other settings or prompt versions"
+            raise ValueError(f"{self.path} holds results of {method} computed {why}. Choose another --out, "
+                             "or delete the file to start over.")
+        self.data["method_configs"][method] = config
 
     def done(self, item_id: str, method: str) -> bool:
         return any(r["id"] == item_id and r["method"] == method for r in self.data["items"])
@@ -198,15 +198,14 @@ class ResultsFile:
 
 
 def make_context(llm, item: EvalItem, setting: str, collection: PassageCollection | None,
-                 reranker: RankFusionReranker, top_k: int) -> RunContext:
-    """The run context of one item: long-form answers for ASQA-style items, short ones for EM/F1 items."""
-    settings = Settings(top_k=top_k, answer_style="long" if item.is_long_form else "short")
+                 reranker: RankFusionReranker, settings: Settings) -> RunContext:
+    """The run context of one item: the closed corpus or the item's own passages, and its answer style."""
     if setting == "closed":
         retriever = HybridRetriever([collection])
     else:
         retriever = PoolRetriever([passage_document(p, item.dataset) for p in item.passages], reranker)
-    return RunContext(llm=llm, retriever=retriever, settings=settings, embeddings=reranker.embeddings,
-                      reranker=reranker)
+    return RunContext(llm=llm, retriever=retriever, settings=item_settings(item, settings),
+                      embeddings=reranker.embeddings, reranker=reranker)
 
 
 def data_config(data: Path, model: str, setting: str, top_k: int) -> RunConfig:

@@ -1,40 +1,28 @@
-"""The methods, each one generator shared by the UI, the CLI and the evaluation, and the safe way to run one."""
+"""The registry of methods. Adding a method: its module (with a ``METHOD`` spec), its prompt files, and one
+entry in ``REGISTERED``; the UI, the CLI, the evaluation and Auto pick it up from here."""
 
 from __future__ import annotations
 
-import logging
+from pydantic import BaseModel
 
-from types import ModuleType
-from typing import Iterator
-
-from models.errors import LLMCallError, ModelError
-from pipeline.context import Cancelled, RunContext
-from pipeline.events import EventKind, Status, StepEvent, Tracer
 from pipeline.methods import ircot, nor, oner, toc
+from pipeline.methods.base import MethodSpec, run_method
 
-log = logging.getLogger(__name__)
+REGISTERED: tuple[MethodSpec, ...] = (nor.METHOD, oner.METHOD, toc.METHOD, ircot.METHOD)
 
-METHODS: dict[str, ModuleType] = {module.NAME: module for module in (nor, oner, toc, ircot)}
+METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in REGISTERED}
 
 
-def run_method(name: str, question: str, ctx: RunContext, run_id: str | None = None) -> Iterator[StepEvent]:
-    """Run method ``name`` on ``question``. Stopping, model failures and bugs end the run with a warning or
-    error event instead of an exception, so every consumer shows the same clear message."""
+def get_method(name: str) -> MethodSpec:
+    """The method called ``name``; ``ValueError`` listing the choices otherwise."""
     if name not in METHODS:
         raise ValueError(f"Unknown method '{name}'. Choose one of: {', '.join(METHODS)}.")
-    tracer = Tracer(name, run_id)
-    question = question.strip()
-    if not question:
-        yield tracer.event(EventKind.ERROR, "Empty question", status=Status.FAILED,
-                           payload={"message": "Type a question first."})
-        return
-    try:
-        yield from METHODS[name].run(question, ctx, tracer)
-    except Cancelled:
-        yield tracer.event(EventKind.WARNING, "Stopped", payload={"message": "The run was stopped."})
-    except (LLMCallError, ModelError) as exc:
-        yield tracer.event(EventKind.ERROR, "Model error", status=Status.FAILED, payload={"message": str(exc)})
-    except Exception as exc:  # a bug: logged with its traceback, shown to the person as an error step
-        log.exception("method %s failed on %r", name, question)
-        yield tracer.event(EventKind.ERROR, "Internal error", status=Status.FAILED,
-                           payload={"message": f"{type(exc).__name__}: {exc}"})
+    return METHODS[name]
+
+
+def settings_models() -> dict[str, type[BaseModel]]:
+    """Each method's settings model, by name."""
+    return {name: spec.settings for name, spec in METHODS.items()}
+
+
+__all__ = ["METHODS", "MethodSpec", "REGISTERED", "get_method", "run_method", "settings_models"]

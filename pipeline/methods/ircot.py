@@ -10,21 +10,50 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Iterator
+from typing import Iterator, Literal
 
 from langchain_core.documents import Document
 
 from models.errors import LLMCallError
 from models.llm import ChatResult, llm_cost
+from pydantic import BaseModel, ConfigDict, Field
+
 from pipeline.answering import cited_numbers, retrieve_step, stream_answer
 from pipeline.context import RunContext
-from pipeline.events import EventKind, Status, StepEvent, Tracer, passage_payload
+from pipeline.events import Status, StepEvent, Tracer
+from pipeline.methods.base import MethodSpec
+from pipeline.payloads import AnswerPayload, HopPayload, WarningPayload, passage_refs
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
 from pipeline.retrieval import deduplicate
 from pipeline.text import first_sentence, has_complete_sentence, strip_citations
 
-NAME = "ircot"
-LABEL = "IRCoT (reasoning interleaved with retrieval)"
+
+class IRCoTSettings(BaseModel):
+    """IRCoT (Trivedi et al., ACL 2023). Defaults are the paper's unless noted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int = Field(4, ge=1, le=10, description="Passages retrieved per query, with the question and after each "
+                   "reasoning sentence. The paper tunes K in {2, 4, 6, 8} per dataset (Sec. 4); 4 keeps the "
+                   "prompt short enough for the 1.5B model and 2 cores (this app's choice).")
+    max_passages: int = Field(15, ge=2, le=30, description="At most 15 passages are collected (Sec. 4: the "
+                              "prompt must fit the reader's context).")
+    max_steps: int = Field(8, ge=1, le=15, description="Reasoning steps before the loop stops without an "
+                           "answer (Sec. 3.1: 8 for Flan-T5 runs, up to 10 with GPT3).")
+    reader_passages: int = Field(
+        5, ge=0, le=30,
+        description="Collected passages the direct reader sees: the best N for the question and the reasoning "
+        "(re-ranked); 0 gives it all of them, as the paper does. The 1.5B model reads 3-5 passages better "
+        "than more (DESIGN.md); on the first 10 HotpotQA items 5 and all scored the same F1 (58.0), and 5 "
+        "keeps the reader prompt short.",
+    )
+    reader: Literal["cot", "direct"] = Field(
+        "direct",
+        description="direct: a separate call answers from the collected passages; cot: the answer is the "
+        "conclusion of the reasoning chain (finished by one more call when the chain stopped without one). The "
+        "paper offers both (Sec. 3.2); with the 1.5B model the chain often concludes too early, so direct is the "
+        "default (a first check on 4 HotpotQA items: F1 0 with cot, 67 with direct).",
+    )
 
 _ANSWER_IS = re.compile(r"answer is\s*:?\s*(.*)", re.IGNORECASE | re.DOTALL)
 _CONCLUDING = re.compile(r"^(so|thus|therefore|hence|in conclusion)\b", re.IGNORECASE)
@@ -51,7 +80,7 @@ def extract_answer(text: str) -> str | None:
 def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
     """Retrieve K passages with the question, then reason one sentence at a time, retrieving K more with each
     sentence, until a sentence gives the answer or the step limit; then answer from the collected passages."""
-    cfg = ctx.settings.ircot
+    cfg: IRCoTSettings = ctx.method_settings
     root = tracer.new_id("r")
     # The retrieval event numbers these passages as the prompts will: the retriever already de-duplicates.
     pool = yield from retrieve_step(ctx, tracer, question, k=min(cfg.k, cfg.max_passages), step_id=root)
@@ -62,19 +91,19 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
     for step in range(1, cfg.max_steps + 1):
         ctx.check_cancelled()
         hop = tracer.new_id("h")
-        yield tracer.event(EventKind.HOP, f"Step {step}", id=hop, parent_id=parent, status=Status.RUNNING,
-                           payload={"step": step})
+        yield tracer.event(HopPayload(step=step), f"Step {step}", id=hop, parent_id=parent,
+                           status=Status.RUNNING)
         try:
             result = _reason(ctx, prompt, question, pool, sentences, prompt.texts["next_step"])
         except LLMCallError as exc:  # e.g. the prompt outgrew the context: answer from what was collected
             message = f"Reasoning stopped at step {step}: {exc}"
-            yield tracer.event(EventKind.HOP, f"Step {step}", id=hop, parent_id=parent, status=Status.FAILED,
-                               payload={"step": step, "passages": [], "stop": message})
-            yield tracer.event(EventKind.WARNING, message, parent_id=hop, payload={"message": message})
+            yield tracer.event(HopPayload(step=step, stop=message), f"Step {step}", id=hop, parent_id=parent,
+                               status=Status.FAILED)
+            yield tracer.event(WarningPayload(message=message), message, parent_id=hop)
             break
         sentence = first_sentence(result.text)
         query = clean_query(sentence)
-        payload = {"step": step, "sentence": sentence, "query": query, "passages": [], "duplicates": 0}
+        payload = HopPayload(step=step, sentence=sentence, query=query)
         stop_reason = None
         if not sentence:
             stop_reason = "The model wrote no further reasoning."
@@ -87,16 +116,15 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
                 stop_reason = "The reasoning reached an answer."
         if query and stop_reason is None:
             if len(pool) >= cfg.max_passages:
-                payload["note"] = f"No retrieval: {cfg.max_passages} passages already collected."
+                payload.note = f"No retrieval: {cfg.max_passages} passages already collected."
             else:
-                added, payload["duplicates"] = yield from _new_passages(ctx, tracer, hop, query, pool)
-                payload["passages"] = [passage_payload(p, len(pool) + i) for i, p in enumerate(added, 1)]
+                added, payload.duplicates = yield from _new_passages(ctx, tracer, hop, query, pool)
+                payload.passages = passage_refs(added, start=len(pool) + 1)
                 pool += added
-        payload["pool_size"] = len(pool)
-        if stop_reason:
-            payload["stop"] = stop_reason
-        yield tracer.event(EventKind.HOP, f"Step {step}: {sentence or '(nothing)'}", id=hop, parent_id=parent,
-                           payload=payload, **llm_cost(result))
+        payload.pool_size = len(pool)
+        payload.stop = stop_reason or ""
+        yield tracer.event(payload, f"Step {step}: {sentence or '(nothing)'}", id=hop, parent_id=parent,
+                           **llm_cost(result))
         parent = hop
         if stop_reason:
             break
@@ -111,7 +139,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
         yield from stream_answer(ctx, tracer, answer_prompt("oner_answer", ctx.settings.answer_style), values,
                                  read, parent_id=parent,
                                  extra={"reader": "direct", "reasoning": sentences,
-                                        "collected": [passage_payload(p, i) for i, p in enumerate(pool, 1)]})
+                                        "collected": passage_refs(pool)})
         return
     yield from _conclude(ctx, tracer, prompt, question, pool, sentences, conclusion, parent)
 
@@ -119,11 +147,11 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
 def _new_passages(ctx: RunContext, tracer: Tracer, hop: str, query: str, pool: list[Document]):
     """Up to K passages for ``query`` that are not (near-)copies of collected ones, within the cap; yields a
     warning per failed source; returns them and how many retrieved passages were copies."""
-    cfg = ctx.settings.ircot
+    cfg: IRCoTSettings = ctx.method_settings
     # Ask for enough that K new ones remain once those already collected are dropped.
     retrieved = ctx.retrieve(query, cfg.k + len(pool))
     for warning in retrieved.warnings:
-        yield tracer.event(EventKind.WARNING, warning, parent_id=hop, payload={"message": warning})
+        yield tracer.event(WarningPayload(message=warning), warning, parent_id=hop)
     new = deduplicate(retrieved.passages, against=pool)
     return new[: min(cfg.k, cfg.max_passages - len(pool))], len(retrieved.passages) - len(new)
 
@@ -146,7 +174,7 @@ def _conclude(ctx: RunContext, tracer: Tracer, prompt, question: str, pool: list
               sentences: list[str], conclusion: str | None, parent: str) -> Iterator[StepEvent]:
     """The chain-of-thought reader: the chain's own conclusion, or one more call to reach one."""
     step = tracer.new_id("a")
-    yield tracer.event(EventKind.ANSWER, "Answer", id=step, parent_id=parent, status=Status.RUNNING)
+    yield tracer.event(AnswerPayload(), "Answer", id=step, parent_id=parent, status=Status.RUNNING)
     cost: dict = {"llm_calls": 0}
     reasoning = list(sentences)
     if conclusion is None:
@@ -155,19 +183,16 @@ def _conclude(ctx: RunContext, tracer: Tracer, prompt, question: str, pool: list
         reasoning.append(" ".join(result.text.split()))
         conclusion = extract_answer(result.text) or first_sentence(result.text)
     text = conclusion if ctx.settings.answer_style == "short" else " ".join(reasoning)
-    yield tracer.event(
-        EventKind.ANSWER,
-        "Answer",
-        id=step,
-        parent_id=parent,
-        payload={
-            "answer": text,
-            "short_answer": conclusion,
-            "citations": cited_numbers(" ".join(reasoning), len(pool)),
-            "passages": [passage_payload(p, i) for i, p in enumerate(pool, 1)],
-            "reader": "cot",
-            "reasoning": reasoning,
-        },
-        **cost,
-    )
+    payload = AnswerPayload(answer=text, short_answer=conclusion, reader="cot", reasoning=reasoning,
+                            citations=cited_numbers(" ".join(reasoning), len(pool)), passages=passage_refs(pool))
+    yield tracer.event(payload, "Answer", id=step, parent_id=parent, **cost)
 
+
+
+METHOD = MethodSpec(
+    name="ircot", label="IRCoT (reasoning interleaved with retrieval)", run=run,
+    summary="Reasons one sentence at a time, retrieving with each sentence: for questions that chain or "
+            "compare facts from several passages.",
+    settings=IRCoTSettings, structure="chain",
+    prompts=("ircot_reason", "oner_answer", "oner_answer_short"),
+)

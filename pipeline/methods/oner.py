@@ -7,10 +7,8 @@ from typing import Iterator
 from pipeline.answering import retrieve_step, stream_answer
 from pipeline.context import RunContext
 from pipeline.events import StepEvent, Tracer
+from pipeline.methods.base import MethodSpec
 from pipeline.prompting import answer_prompt, format_passages
-
-NAME = "oner"
-LABEL = "OneR (retrieve once)"
 
 
 def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
@@ -20,3 +18,10 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
     values = {"question": question, "passages": format_passages(passages) or "(no passages found)"}
     prompt = answer_prompt("oner_answer", ctx.settings.answer_style)
     yield from stream_answer(ctx, tracer, prompt, values, passages)
+
+
+METHOD = MethodSpec(
+    name="oner", label="OneR (retrieve once)", run=run,
+    summary="One retrieval with the question, one cited answer: right for single-fact questions.",
+    prompts=("oner_answer", "oner_answer_short"),
+)

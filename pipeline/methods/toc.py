@@ -1,34 +1,78 @@
 """Tree of Clarifications (Kim et al., EMNLP 2023): a breadth-first tree of clarified interpretations of an
 ambiguous question, pruned by verification and de-duplication, merged into one cited long-form answer.
 
-Events: every tree node is an ``expand`` event whose payload has ``node`` (question, answer, depth) and
-``state`` (root, candidate, kept, pruned, restored); its parent is the expansion that produced it, itself an
-``expand`` event (with the re-ranked passages and the model call) whose parent is the node it expanded.
-Verdicts are ``verify`` events and prunings (and their undoing) ``prune`` events under their node.
+Events: every tree node is a ``node`` step (question, answer, depth, state: root, candidate, kept, pruned,
+restored); its parent is the ``expand`` step that proposed it (with the re-ranked passages and the model call),
+whose parent is the node it expanded. Verdicts are ``verify`` events and prunings (and their undoing) ``prune``
+events under their node.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from langchain_core.documents import Document
+from pydantic import BaseModel, ConfigDict, Field
 
 from models.errors import LLMCallError
 from models.llm import llm_cost
 from models.rerankers import RankFusionReranker
-from models.structured import generate_json
+from models.structured import generate_structured
 from pipeline.answering import retrieve_step, stream_answer
 from pipeline.context import RunContext
-from pipeline.demos import selector
-from pipeline.events import EventKind, Status, StepEvent, Tracer, passage_payload
+from pipeline.events import Status, StepEvent, Tracer
+from pipeline.methods.base import MethodSpec
+from pipeline.payloads import (ExpandPayload, NodePayload, PassageRef, PrunePayload, QAPair, VerifyPayload,
+                               WarningPayload, passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
 from pipeline.text import normalize_answer
 from pipeline.verification import EvidenceVerifier, Verifier
 
-NAME = "toc"
-LABEL = "Tree of Clarifications"
+if TYPE_CHECKING:
+    from pipeline.evaluation.data import EvalItem
+    from pipeline.fold import RunState
+
+
+class ToCSettings(BaseModel):
+    """Tree of Clarifications (Kim et al., EMNLP 2023). Defaults are the paper's unless noted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pool_size: int = Field(20, ge=5, le=100, description="Passages retrieved for the ambiguous question, the pool "
+                           "every node re-ranks. The paper retrieves 100 from Wikipedia + Bing; 20 suits the "
+                           "local collections and keeps re-ranking fast on 2 cores (this app's choice).")
+    passages_per_prompt: int = Field(5, ge=1, le=10, description="Top-5 re-ranked passages per RAC prompt (Sec. "
+                                     "3.1); the 1.5B model does worse past 5 short passages (DESIGN.md).")
+    demos: int = Field(3, ge=0, le=8, description="Nearest-neighbour demos per RAC prompt. The paper uses 5; 3 "
+                       "keeps the prompt within the 2-core time budget (this app's choice).")
+    max_valid_nodes: int = Field(10, ge=1, le=20, description="Stop after 10 valid nodes (Sec. 3.2).")
+    max_depth: int = Field(3, ge=1, le=5, description="Maximum tree depth (Sec. 3.2).")
+    max_failed_expansions: int = Field(3, ge=1, le=10, description="Stop after 3 expansions in a row add no "
+                                       "valid node (Sec. 3.2).")
+    max_llm_calls: int = Field(19, ge=3, le=60, description="Fewer than 20 LLM calls per question (Sec. 4).")
+    min_valid_nodes: int = Field(2, ge=1, le=10, description="With fewer survivors, pruning is undone from the "
+                                 "nodes closest to the root (Sec. 3.3; the threshold is this app's choice).")
+    answer_passages: int = Field(5, ge=1, le=10, description="Answer-containing passages in the answer prompt "
+                                 "(Sec. 3.3).")
+    keep_threshold: float = Field(0.5, ge=0.0, le=1.0, description="A node is kept when its verification score "
+                                  "(mean of P(True) and the question's relevance to the ambiguous question) "
+                                  "reaches this (this app's choice; measured in docs/benchmarks.md).")
+
+
+class Clarification(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(max_length=200)
+    answer: str = Field(max_length=80)
+
+
+class Clarifications(BaseModel):
+    """The clarification step's reply: up to 4 interpretations, or none when there is nothing to clarify."""
+
+    model_config = ConfigDict(extra="forbid")
+    disambiguations: list[Clarification] = Field(max_length=4)
 
 
 @dataclass
@@ -49,40 +93,17 @@ class Node:
         return self.state in ("kept", "restored")
 
 
-def _node_event(tracer: Tracer, node: Node, **payload: Any) -> StepEvent:
+def _node_event(tracer: Tracer, node: Node, llm_calls_used: int | None = None) -> StepEvent:
     status = Status.DONE if node.state != "candidate" else Status.RUNNING
-    return tracer.event(
-        EventKind.EXPAND, node.question, id=node.id, parent_id=node.parent_id, status=status,
-        payload={"node": {"question": node.question, "answer": node.answer, "depth": node.depth},
-                 "state": node.state, "reason": node.reason, "score": node.score, **payload},
-    )
+    payload = NodePayload(question=node.question, answer=node.answer, depth=node.depth, state=node.state,
+                          reason=node.reason, score=node.score, prune_kind=node.prune_kind,
+                          llm_calls_used=llm_calls_used)
+    return tracer.event(payload, node.question, id=node.id, parent_id=node.parent_id, status=status)
 
 
-def _clarify_messages(question: str, passages: list[Document], demos: list[dict]) -> list[dict[str, str]]:
-    import json
-
-    prompt = load_prompt("toc_clarify")
-    messages = prompt.messages(passages=format_passages(passages), question=question)
-    turns = []
-    for demo in demos:
-        demo_passages = "\n".join(f"[{i}] {text}" for i, text in enumerate(demo["passages"], 1))
-        turns.append({"role": "user", "content": f"Passages:\n{demo_passages}\n\nQuestion: {demo['question']}"})
-        turns.append({"role": "assistant", "content": json.dumps({"disambiguations": demo["disambiguations"]})})
-    system = [m for m in messages if m["role"] == "system"]
-    return system + turns + [m for m in messages if m["role"] != "system"]
-
-
-def _parse_pairs(reply: Any) -> list[tuple[str, str]]:
-    items = reply.get("disambiguations") if isinstance(reply, dict) else None
-    if not isinstance(items, list):
-        raise LLMCallError(f"The model replied in the wrong format (no 'disambiguations' list): {reply!r:.200}")
-    pairs = []
-    for item in items:
-        if isinstance(item, dict) and isinstance(item.get("question"), str) and isinstance(item.get("answer"), str):
-            q, a = " ".join(item["question"].split()), " ".join(item["answer"].split())
-            if q and a:
-                pairs.append((q, a))
-    return pairs
+def _pairs(reply: Clarifications) -> list[tuple[str, str]]:
+    pairs = [(" ".join(c.question.split()), " ".join(c.answer.split())) for c in reply.disambiguations]
+    return [(q, a) for q, a in pairs if q and a]
 
 
 def _same_answer(a: str, b: str) -> bool:
@@ -111,7 +132,7 @@ def _duplicate_of(node: Node, nodes: list[Node]) -> Node | None:
 
 def run(question: str, ctx: RunContext, tracer: Tracer, verifier: Verifier | None = None) -> Iterator[StepEvent]:
     """Build the tree for ``question``, then stream the long-form answer (see the module docstring)."""
-    settings = ctx.settings.toc
+    settings: ToCSettings = ctx.method_settings
     embeddings = ctx.require_embeddings()
     reranker = ctx.reranker or RankFusionReranker(embeddings)
     verifier = verifier or EvidenceVerifier(ctx.llm, embeddings, settings.keep_threshold, ctx.settings.temperature)
@@ -123,7 +144,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer, verifier: Verifier | Non
     yield _node_event(tracer, root)
     pool = yield from retrieve_step(ctx, tracer, question, parent_id=root.id, k=settings.pool_size,
                                     title="Retrieve passages for the question")
-    demos = selector("toc_clarify", embeddings).select(question, settings.demos)
+    demos = clarify.select_demos(question, embeddings, settings.demos)
 
     queue = deque([root])
     failed_in_row = 0
@@ -146,28 +167,26 @@ def run(question: str, ctx: RunContext, tracer: Tracer, verifier: Verifier | Non
         top = reranker.rerank(node.question, pool, settings.passages_per_prompt)
         expansion = tracer.new_id("e")
         title = f"Clarify: {node.question}"
-        passages = [passage_payload(p, i) for i, p in enumerate(top, 1)]
-        yield tracer.event(EventKind.EXPAND, title, id=expansion, parent_id=node.id, status=Status.RUNNING,
-                           payload={"query": node.question, "passages": passages})
+        passages = passage_refs(top)
+        yield tracer.event(ExpandPayload(query=node.question, passages=passages), title, id=expansion,
+                           parent_id=node.id, status=Status.RUNNING)
+        messages = clarify.messages(demos, passages=format_passages(top), question=node.question)
         try:
-            reply, results = generate_json(ctx.llm, _clarify_messages(node.question, top, demos),
-                                           clarify.options(ctx.settings.temperature))
+            reply, results = generate_structured(ctx.llm, messages, clarify.options(ctx.settings.temperature),
+                                                 Clarifications)
             calls += len(results)
-            pairs = _parse_pairs(reply)
+            pairs = _pairs(reply)
         except LLMCallError as exc:
             calls += 2
             failed_in_row += 1
-            yield tracer.event(EventKind.EXPAND, title, id=expansion, parent_id=node.id, status=Status.FAILED,
-                               payload={"query": node.question, "passages": passages, "message": str(exc)},
-                               llm_calls=2)
-            yield tracer.event(EventKind.WARNING, "Clarification failed", parent_id=expansion,
-                               payload={"message": str(exc)})
+            yield tracer.event(ExpandPayload(query=node.question, passages=passages, message=str(exc)), title,
+                               id=expansion, parent_id=node.id, status=Status.FAILED, llm_calls=2)
+            yield tracer.event(WarningPayload(message=str(exc)), "Clarification failed", parent_id=expansion)
             continue
-        yield tracer.event(EventKind.EXPAND, title, id=expansion, parent_id=node.id,
-                           payload={"query": node.question, "passages": passages,
-                                    "candidates": [{"question": q, "answer": a} for q, a in pairs],
-                                    "constrained_retry": len(results) > 1},
-                           **llm_cost(*results))
+        payload = ExpandPayload(query=node.question, passages=passages,
+                                candidates=[QAPair(question=q, answer=a) for q, a in pairs],
+                                constrained_retry=len(results) > 1)
+        yield tracer.event(payload, title, id=expansion, parent_id=node.id, **llm_cost(*results))
 
         added = 0
         for clarified, answer in pairs:
@@ -191,13 +210,13 @@ def run(question: str, ctx: RunContext, tracer: Tracer, verifier: Verifier | Non
             if verdict.call is not None:
                 calls += 1
                 cost = llm_cost(verdict.call)
-            yield tracer.event(EventKind.VERIFY, f"{'Keep' if verdict.keep else 'Prune'}: {verdict.reason}",
-                               parent_id=child.id, payload={"keep": verdict.keep, "score": verdict.score,
-                                                            "reason": verdict.reason, "evidence": verdict.evidence,
-                                                            "verifier": verifier.name}, **cost)
+            payload = VerifyPayload(keep=verdict.keep, score=verdict.score, reason=verdict.reason,
+                                    evidence=verdict.evidence, verifier=verifier.name)
+            yield tracer.event(payload, f"{'Keep' if verdict.keep else 'Prune'}: {verdict.reason}",
+                               parent_id=child.id, **cost)
             child.score = verdict.score
-            child.evidence = next((p for p in ranked if p.id == verdict.evidence.get("passage", {}).get("id")),
-                                  None)
+            evidence_id = verdict.evidence.passage.id if verdict.evidence.passage else None
+            child.evidence = next((p for p in ranked if p.id == evidence_id), None)
             if verdict.keep:
                 child.state = "kept"
                 added += 1
@@ -218,9 +237,8 @@ def run(question: str, ctx: RunContext, tracer: Tracer, verifier: Verifier | Non
 
 def _prune(tracer: Tracer, node: Node, kind: str, reason: str) -> Iterator[StepEvent]:
     node.state, node.prune_kind, node.reason = "pruned", kind, reason
-    yield tracer.event(EventKind.PRUNE, f"Pruned: {reason}", parent_id=node.id,
-                       payload={"kind": kind, "reason": reason, "undo": False})
-    yield _node_event(tracer, node, prune_kind=kind)
+    yield tracer.event(PrunePayload(prune_kind=kind, reason=reason), f"Pruned: {reason}", parent_id=node.id)
+    yield _node_event(tracer, node)
 
 
 def _undo_pruning(tracer: Tracer, nodes: list[Node], minimum: int) -> Iterator[StepEvent]:
@@ -233,8 +251,8 @@ def _undo_pruning(tracer: Tracer, nodes: list[Node], minimum: int) -> Iterator[S
     for node in restorable[: minimum - valid]:
         node.state = "restored"
         node.reason = f"restored (was: {node.reason}): fewer than {minimum} nodes survived"
-        yield tracer.event(EventKind.PRUNE, "Pruning undone: too few nodes survived", parent_id=node.id,
-                           payload={"kind": node.prune_kind, "reason": node.reason, "undo": True})
+        yield tracer.event(PrunePayload(prune_kind=node.prune_kind, reason=node.reason, undo=True),
+                           "Pruning undone: too few nodes survived", parent_id=node.id)
         yield _node_event(tracer, node)
 
 
@@ -258,4 +276,35 @@ def _answer(ctx: RunContext, tracer: Tracer, question: str, root: Node, nodes: l
     values = {"question": question, "passages": format_passages(passages), "interpretations": lines}
     yield from stream_answer(ctx, tracer, load_prompt("toc_answer"), values, passages, parent_id=root.id,
                              title="Answer", extra={"unambiguous": False, "interpretations": [
-                                 {"node": n.id, "question": n.question, "answer": n.answer} for n in chosen]})
+                                 QAPair(question=n.question, answer=n.answer or "") for n in chosen]})
+
+
+def clarification_scores(item: "EvalItem", state: "RunState") -> dict[str, float]:
+    """Answer-F1 of kept and of pruned clarified answers against all gold short answers of the item's
+    qa_pairs (each node scored alone, averaged per item). Duplicates are left out: they are pruned for
+    redundancy, not for being wrong."""
+    from pipeline.evaluation import metrics
+
+    golds = [a for pair in item.qa_pairs for a in pair.get("short_answers", [])]
+    nodes = [n for n in state.nodes() if n.answer is not None]
+    if not golds:
+        return {}
+    out = {}
+    kept = [metrics.answer_f1(n.answer, golds) for n in nodes if n.state in ("kept", "restored")]
+    pruned = [metrics.answer_f1(n.answer, golds) for n in nodes
+              if n.state == "pruned" and n.prune_kind != "duplicate"]
+    if kept:
+        out["kept_dq_answer_f1"] = statistics.fmean(kept)
+    if pruned:
+        out["pruned_dq_answer_f1"] = statistics.fmean(pruned)
+    return out
+
+
+METHOD = MethodSpec(
+    name="toc", label="Tree of Clarifications", run=run,
+    summary="Finds the readings an ambiguous question may have, verifies each against the passages and "
+            "merges them into one cited answer.",
+    settings=ToCSettings, structure="tree",
+    prompts=("toc_clarify", "toc_verify", "toc_answer", "oner_answer", "oner_answer_short"),
+    scores=clarification_scores,
+)

@@ -1,0 +1,164 @@
+"""One fold of a run's events into its state: steps, the tree or chain they form, edges, notes, the answer,
+passages and costs. The reasoning view, the Markdown report, the CLI printer and the evaluation all read this
+state; none of them decodes events on its own."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from pipeline.events import EventKind, Status, StepEvent
+from pipeline.payloads import AnswerPayload, ErrorPayload, HopPayload, NodePayload, PassageRef, RoutePayload
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    type: str  # "parent" for the tree/chain structure, else the link's type
+
+
+class RunState:
+    """The state of one run, updated event by event (``add``)."""
+
+    def __init__(self) -> None:
+        self.events: list[StepEvent] = []  # everything received: the run's trace
+        self.steps: dict[str, StepEvent] = {}  # the latest version of each step, in first-seen order
+        self.children: dict[str | None, list[str]] = defaultdict(list)
+        self.notes: dict[str | None, list[StepEvent]] = defaultdict(list)  # verdicts, prunings, warnings
+        self.streamed = ""  # answer text received token by token
+        self.route: RoutePayload | None = None
+        self.closed = False  # the run ended (answered, failed or stopped): no step is still running
+
+    @classmethod
+    def of(cls, events) -> "RunState":
+        state = cls()
+        for event in events:
+            state.add(event)
+        return state
+
+    def add(self, event: StepEvent) -> None:
+        """Fold one event in: a new step, an update of a known one, a note on its parent, or answer text."""
+        self.events.append(event)
+        if event.kind == EventKind.ANSWER_TOKEN:
+            self.streamed += event.payload.text
+            return
+        if event.kind == EventKind.ROUTE:
+            self.route = event.payload
+            return
+        if event.kind.is_note:
+            self.notes[event.parent_id if event.parent_id in self.steps else None].append(event)
+            return
+        if event.id not in self.steps:
+            self.children[event.parent_id if event.parent_id in self.steps else None].append(event.id)
+        self.steps[event.id] = event
+
+    def close(self) -> None:
+        """Mark the run as over; steps left running (a stopped run) count as interrupted."""
+        self.closed = True
+
+    # What the run produced.
+
+    @property
+    def final_answer(self) -> StepEvent | None:
+        """The finished answer step, if the run has one."""
+        done = [s for s in self.steps.values() if s.kind == EventKind.ANSWER and s.status == Status.DONE]
+        return done[-1] if done else None
+
+    @property
+    def answer(self) -> AnswerPayload | None:
+        final = self.final_answer
+        return final.payload if final else None
+
+    @property
+    def answer_text(self) -> str:
+        """The final answer, or the text streamed so far."""
+        return self.answer.answer if self.answer else self.streamed
+
+    def cited_passages(self) -> list[PassageRef]:
+        answer = self.answer
+        if answer is None:
+            return []
+        return [p for p in answer.passages if p.number in set(answer.citations)]
+
+    @property
+    def question(self) -> str:
+        """The question as run (from the route step), else the first retrieval's query."""
+        if self.route:
+            return self.route.question
+        return next((s.payload.query for s in self.steps.values() if s.kind == EventKind.RETRIEVE), "")
+
+    @property
+    def methods(self) -> list[str]:
+        return sorted({e.method for e in self.events if e.kind != EventKind.ROUTE})
+
+    def errors(self) -> list[str]:
+        return [n.payload.message for ns in self.notes.values() for n in ns if isinstance(n.payload, ErrorPayload)]
+
+    def stopped(self) -> bool:
+        return any(n.kind == EventKind.WARNING and n.title == "Stopped" for ns in self.notes.values() for n in ns)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run is over (closed, answered or failed)."""
+        return self.closed or self.final_answer is not None or bool(self.errors())
+
+    def status_of(self, step: StepEvent) -> str:
+        """A step's status for people; a step still running in a closed run was interrupted."""
+        if self.closed and step.status in (Status.RUNNING, Status.PENDING):
+            return "interrupted"
+        return step.status.value
+
+    # The structure.
+
+    def nodes(self) -> list[NodePayload]:
+        """The final state of every tree node (ToC), in creation order."""
+        return [s.payload for s in self.steps.values() if isinstance(s.payload, NodePayload)]
+
+    def chain(self) -> list[HopPayload]:
+        """The finished reasoning steps (IRCoT), in order."""
+        return [s.payload for s in self.steps.values() if isinstance(s.payload, HopPayload)
+                and s.status == Status.DONE]
+
+    def edges(self) -> list[Edge]:
+        """Parent edges and typed links between steps that exist."""
+        out = [Edge(s.parent_id, s.id, "parent") for s in self.steps.values() if s.parent_id in self.steps]
+        out += [Edge(s.id, link.target, link.type) for s in self.steps.values() for link in s.links
+                if link.target in self.steps]
+        return out
+
+    # What was read.
+
+    def has_retrieval(self) -> bool:
+        return any(s.kind == EventKind.RETRIEVE for s in self.steps.values())
+
+    def passage_ids(self) -> set[str] | None:
+        """Ids of every passage the run retrieved or gave the model; None when it had no retrieval step."""
+        if not self.has_retrieval():
+            return None
+        ids: set[str] = set()
+        for step in self.steps.values():
+            if step.status == Status.DONE:
+                ids.update(p.id for p in getattr(step.payload, "passages", []) if p.id)
+        return ids
+
+    # Cost.
+
+    def totals(self) -> tuple[int, int, float]:
+        """LLM calls, tokens and wall seconds so far."""
+        steps = list(self.steps.values()) + [n for ns in self.notes.values() for n in ns]
+        calls = sum(s.llm_calls for s in steps)
+        tokens = sum(s.prompt_tokens + s.completion_tokens for s in steps)
+        starts = [e.started_at for e in self.events if e.started_at]
+        last = max((e.started_at + (e.elapsed_s or 0) for e in self.events if e.started_at), default=0.0)
+        return calls, tokens, (last - min(starts)) if starts else 0.0
+
+    def cost(self) -> dict[str, float]:
+        """LLM calls, prompt and completion tokens and seconds inside the model, over the whole run."""
+        steps = list(self.steps.values()) + [n for ns in self.notes.values() for n in ns]
+        return {
+            "llm_calls": sum(s.llm_calls for s in steps),
+            "prompt_tokens": sum(s.prompt_tokens for s in steps),
+            "completion_tokens": sum(s.completion_tokens for s in steps),
+            "llm_s": sum(s.llm_seconds for s in steps),
+        }

@@ -1,0 +1,172 @@
+"""The one way to run a question, used alike by the browser, the CLI and the evaluation.
+
+Given a question, a conversation, settings and a cancel switch, the service resolves a follow-up, picks the
+method (Auto included), builds the run context once, runs the method and saves the trace. Every outcome is an
+event: the first says which method runs and why (``route``), a question that cannot run ends in an ``error``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from corpora.store import CollectionError
+from models.errors import ModelError
+from pipeline.context import RunContext
+from pipeline.conversation import with_context
+from pipeline.events import StepEvent, Tracer
+from pipeline.fold import RunState
+from pipeline.methods import METHODS, MethodSpec, run_method
+from pipeline.payloads import ErrorPayload, RoutePayload
+from pipeline.routing import Router
+from pipeline.settings import Settings
+from pipeline.trace import save_trace
+from pipeline.web import WebSource
+
+log = logging.getLogger(__name__)
+
+AUTO = "auto"
+MAX_QUESTION_CHARS = 2000  # a longer question is refused before any model work (a pasted document, a mistake)
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What a person asked for: the question, the method (or ``auto``), the collections, the model choice
+    (None: the runtime's default) and the settings (web search included)."""
+
+    question: str
+    method: str = AUTO
+    collections: tuple[str, ...] = ()
+    model: str | None = None
+    settings: Settings = field(default_factory=Settings)
+
+
+@dataclass
+class Conversation:
+    """The questions run so far in one conversation (a follow-up is joined with the last one)."""
+
+    asked: list[str] = field(default_factory=list)
+
+
+# Builds a run's context from the request and the session's web source; raises CollectionError, ModelError or
+# ValueError with a message for people when it cannot.
+ContextBuilder = Callable[[RunRequest, "WebSource | None"], RunContext]
+
+
+class Run:
+    """One question's run. Iterate it for its events; ``state`` folds them as they pass, and ``trace_files``
+    holds the saved trace once the iteration ended."""
+
+    def __init__(self, service: "RunService", request: RunRequest, conversation: Conversation | None,
+                 cancel: threading.Event, web: WebSource | None, context: RunContext | None, run_id: str,
+                 trace_dir: Path | None) -> None:
+        self.id = run_id
+        self.request = request
+        self.state = RunState()
+        self.trace_files: list[Path] = []
+        self._events = service._events(self, conversation, cancel, web, context)
+        self._trace_dir = trace_dir
+
+    def __iter__(self) -> Iterator[StepEvent]:
+        for event in self._events:
+            self.state.add(event)
+            yield event
+        self.state.close()
+        self.trace_files = _save(self.state, self._trace_dir)
+
+
+class RunService:
+    """Runs questions. ``build_context`` makes a run's context (the app's runtime does it from collections and
+    a model choice); ``router`` is Auto; traces go to ``trace_dir`` when given."""
+
+    def __init__(self, build_context: ContextBuilder | None = None, router: Router | None = None,
+                 trace_dir: Path | None = None, max_question_chars: int = MAX_QUESTION_CHARS) -> None:
+        self.build_context = build_context
+        self.router = router
+        self.trace_dir = trace_dir
+        self.max_question_chars = max_question_chars
+
+    @classmethod
+    def for_runtime(cls, runtime, trace_dir: Path | None = None) -> "RunService":
+        """A service over the app's runtime: its collections, models and embedder."""
+        def build(request: RunRequest, web: WebSource | None) -> RunContext:
+            return runtime.context(list(request.collections), settings=request.settings, web=web,
+                                   model=request.model)
+        return cls(build, Router(lambda: runtime.embeddings), trace_dir)
+
+    def start(self, request: RunRequest, *, conversation: Conversation | None = None,
+              cancel: threading.Event | None = None, web: WebSource | None = None,
+              context: RunContext | None = None, run_id: str | None = None,
+              trace_dir: Path | None = None) -> Run:
+        """A run of ``request`` (nothing happens until it is iterated). ``context`` replaces the built one
+        (the evaluation gives each item its own corpus); ``trace_dir`` replaces the service's."""
+        return Run(self, request, conversation, cancel or threading.Event(), web, context,
+                   run_id or uuid.uuid4().hex[:12], trace_dir or self.trace_dir)
+
+    def choose(self, question: str, method: str) -> tuple[MethodSpec, str]:
+        """The method to run for ``question`` and the reason (Auto's, or none for a chosen method)."""
+        if method != AUTO:
+            if method not in METHODS:
+                raise ValueError(f"Unknown method '{method}'. Choose one of: auto, {', '.join(METHODS)}.")
+            return METHODS[method], ""
+        if self.router is None:
+            raise ValueError("Auto needs a router; choose a method.")
+        choice = self.router.choose(question, set(METHODS))
+        return METHODS[choice.method], choice.reason
+
+    def _events(self, run: Run, conversation: Conversation | None, cancel: threading.Event,
+                web: WebSource | None, context: RunContext | None) -> Iterator[StepEvent]:
+        request = run.request
+        asked = (request.question or "").strip()
+        problem = self._problem(asked)
+        tracer = Tracer(request.method, run.id)
+        if problem:
+            yield tracer.event(ErrorPayload(message=problem), "Cannot answer")
+            return
+        question, follow_up = with_context(asked, conversation.asked if conversation else [])
+        if conversation is not None:
+            conversation.asked.append(question)
+        try:
+            spec, reason = self.choose(question, request.method)
+        except ValueError as exc:
+            yield tracer.event(ErrorPayload(message=str(exc)), "Cannot answer")
+            return
+        tracer.method = spec.name
+        yield tracer.event(RoutePayload(method=spec.name, label=spec.label, structure=spec.structure,
+                                        question=question, reason=reason, auto=request.method == AUTO,
+                                        follow_up=follow_up), spec.label)
+        try:
+            ctx = context if context is not None else self._context(request, web)
+        except (CollectionError, ModelError, ValueError) as exc:
+            yield tracer.event(ErrorPayload(message=str(exc)), "Cannot answer")
+            return
+        ctx.cancel = cancel
+        yield from run_method(spec, question, ctx, tracer=tracer)
+
+    def _problem(self, question: str) -> str | None:
+        if not question:
+            return "Type a question first."
+        if len(question) > self.max_question_chars:
+            return (f"The question is {len(question):,} characters long; the limit is "
+                    f"{self.max_question_chars:,}. Ask it in fewer words.")
+        return None
+
+    def _context(self, request: RunRequest, web: WebSource | None) -> RunContext:
+        if self.build_context is None:
+            raise ValueError("This service has no way to build a run context.")
+        return self.build_context(request, web)
+
+
+
+def _save(state: RunState, folder: Path | None) -> list[Path]:
+    if folder is None or not state.events:
+        return []
+    try:
+        return save_trace(state, folder, state.route.describe() if state.route else "")
+    except OSError as exc:
+        log.warning("could not save the trace: %s", exc)
+        return []
