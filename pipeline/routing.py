@@ -1,16 +1,18 @@
-"""Auto: pick a method for a question from the labelled questions it is nearest to, and say why.
+"""Auto: pick a method for a question, and say why.
 
-``routing_examples.yaml`` holds questions written by hand for this app (none from an evaluation file), each
-labelled with the method that suits it: multi-hop questions that chain or compare facts (IRCoT), ambiguous ones
-with several readings (ToC), plain single-fact ones (OneR). A question goes to the method whose labelled
-questions are most similar to it among its ``k`` nearest (embedding cosine, similarity-weighted votes). It costs
-one embedding (milliseconds) and no model call; its accuracy is measured by ``benchmarks/routing_accuracy.py``
-(docs/benchmarks.md).
+Two stages, both free of model calls. First, cues that a question needs several hops (IRCoT): it compares two
+things ("..., A or B?", "both", "the same"), reaches one entity through another ("the director of the film
+X"), or is long (13 words or more: chained questions carry their bridge in words). Otherwise the nearest
+labelled questions vote: ``routing_examples.yaml`` holds questions written by hand for this app (none from an
+evaluation file), each labelled with the method that suits it (IRCoT, ToC for ambiguous questions with several
+readings, OneR for plain single-fact ones); the method with the largest similarity-weighted vote among the
+``k`` nearest (embedding cosine) wins. Accuracy: ``benchmarks/routing_accuracy.py`` (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
@@ -29,6 +31,35 @@ _WHY = {
     "toc": "it may have several readings (a version, a time, a person...)",
     "oner": "it asks for one plain fact that one retrieval can find",
 }
+
+
+_COMPARISON = re.compile(
+    r"\b(first|earlier|later|older|younger|longer|shorter|larger|smaller|bigger|higher|recently)\b.*\bor\b|"
+    r"\band\b.*\b(same|both)\b|\b(both|same)\b.*\band\b|,[^,]+\bor\b[^,]+\?\s*$",
+    re.IGNORECASE,
+)
+_RELATION = (r"(director|author|founder|creator|father|mother|wife|husband|spouse|son|daughter|performer|"
+             r"composer|producer|publisher|owner|capital|birthplace|country|city|team|company|band)")
+_NESTED = re.compile(
+    rf"\b{_RELATION}\s+of\s+(the\s+)?\w*\s*{_RELATION}\s+of\b|"
+    r"\b(of|by|for|in|from)\s+the\s+\w+(\s+\w+)?\s+(who|that|which|whose|where)\b|"
+    rf"\bthe\s+{_RELATION}\s+of\s+(the\s+)?"
+    r"[\w'\"-]+.*\b(born|die|died|live|lived|located|founded|released|published|start|play|played|work|worked)\b",
+    re.IGNORECASE,
+)
+LONG_QUESTION_WORDS = 13
+
+
+def multi_hop_cue(question: str) -> str | None:
+    """Why ``question`` needs several hops, or None when nothing in its wording says so."""
+    if _COMPARISON.search(question):
+        return "it compares or combines two things, so it needs facts from several passages"
+    if _NESTED.search(question):
+        return "it asks about something described through something else, so it takes more than one hop"
+    if len(question.split()) >= LONG_QUESTION_WORDS:
+        return (f"it is long ({len(question.split())} words), as questions that chain facts through a bridge "
+                "entity are")
+    return None
 
 
 @dataclass(frozen=True)
@@ -84,6 +115,9 @@ class Router:
 
     def choose(self, question: str, available: set[str] | None = None) -> Choice:
         """The method Auto runs for ``question`` (among ``available``, all labelled ones when None)."""
+        cue = multi_hop_cue(question)
+        if cue and (available is None or "ircot" in available):
+            return Choice("ircot", cue)
         votes = self.scores(question, available)
         if not votes:
             return Choice("oner" if available is None or "oner" in available else sorted(available)[0],
