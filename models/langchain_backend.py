@@ -44,6 +44,9 @@ class LangChainChatBackend(ChatModel):
         self.model = model
         self.name = name or f"LangChain {type(model).__name__}"
         self._openai_style = _is_openai(model)
+        # Servers take a JSON schema in different forms: the OpenAI one, or llama.cpp's json_object + schema;
+        # the first that works is kept; None: the reply is generated freely and validated by the caller.
+        self._schema_forms: list[str | None] = ["json_schema", "json_object", None] if self._openai_style else [None]
 
     def _configured(self, options: GenerationOptions) -> BaseChatModel:
         fields = type(self.model).model_fields
@@ -55,23 +58,46 @@ class LangChainChatBackend(ChatModel):
             update[length] = options.max_tokens
         return self.model.model_copy(update=update) if update else self.model
 
-    def _call_kwargs(self, options: GenerationOptions) -> dict[str, Any]:
+    def _call_kwargs(self, options: GenerationOptions, schema_form: str | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
         if options.stop:
             kwargs["stop"] = list(options.stop)
         if options.top_logprobs and self._openai_style:
             kwargs.update(logprobs=True, top_logprobs=options.top_logprobs)
-        if options.json_schema and self._openai_style:
+        if options.json_schema and schema_form == "json_schema":
             kwargs["response_format"] = {"type": "json_schema",
                                          "json_schema": {"name": "reply", "schema": options.json_schema}}
+        elif options.json_schema and schema_form == "json_object":
+            kwargs["response_format"] = {"type": "json_object", "schema": options.json_schema}
         return kwargs
 
     def stream(self, messages: list[Message], options: GenerationOptions) -> Iterator[str | ChatResult]:
+        while options.json_schema and len(self._schema_forms) > 1:
+            try:  # probe the schema form with a whole reply; streaming resumes once one works
+                result = self._generate(messages, options, self._schema_forms[0])
+            except LLMCallError:
+                self._schema_forms.pop(0)
+                continue
+            if result.text:
+                yield result.text
+            yield result
+            return
+        yield from self._stream(messages, options, self._schema_forms[0] if options.json_schema else None)
+
+    def _generate(self, messages: list[Message], options: GenerationOptions, form: str | None) -> ChatResult:
+        result = None
+        for item in self._stream(messages, options, form):
+            if isinstance(item, ChatResult):
+                result = item
+        return result
+
+    def _stream(self, messages: list[Message], options: GenerationOptions,
+                schema_form: str | None) -> Iterator[str | ChatResult]:
         model = self._configured(options)
         watch = Stopwatch()
         text, finish, merged = "", "stop", None
         try:
-            stream = model.stream(to_langchain_messages(messages), **self._call_kwargs(options))
+            stream = model.stream(to_langchain_messages(messages), **self._call_kwargs(options, schema_form))
             for chunk in stream:
                 merged = chunk if merged is None else merged + chunk
                 piece = chunk.text if isinstance(chunk, AIMessageChunk) else str(chunk.content)
