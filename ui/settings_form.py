@@ -24,8 +24,14 @@ def _label(name: str) -> str:
     return name.replace("_", " ").capitalize()
 
 
+def _first_sentence(text: str) -> str:
+    """The short note under a control (the full description, with its sources, is in ``ask --help``)."""
+    head = text.split(". ", 1)[0].strip()
+    return head if head.endswith(".") else head + "."
+
+
 def _component(field: SettingField, key: str) -> gr.components.Component:
-    info = field.description
+    info = _first_sentence(field.description) if field.description else None
     elem_id = "setting-" + key.replace(".", "-").replace("_", "-")
     if field.kind == "bool":
         return gr.Checkbox(field.default, label=_label(field.name), info=info, elem_id=elem_id)
