@@ -1,7 +1,11 @@
 """Start the research QA app: prepare the model, ingest the demo corpus on first start, serve the page.
 
     python app.py [--model default|fast|PATH.gguf|openai:URL[#MODEL]] [--data-dir DIR] [--chroma-url URL]
-                  [--host 127.0.0.1] [--port 7860]
+                  [--models-dir DIR] [--endpoint NAME=SPEC ...] [--models-config FILE] [--host 127.0.0.1]
+                  [--port 7860]
+
+The browser offers only the models named here (the bundled ones, the GGUF files in the models folder, the
+endpoints and the start model); nobody can type a path or a URL into the page.
 """
 
 from __future__ import annotations
@@ -28,14 +32,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=7860)
     parser.add_argument("--no-demo", action="store_true", help="do not ingest the bundled demo corpus")
+    parser.add_argument("--models-dir", default=None,
+                        help="offer every .gguf file in this folder (default: $RQA_MODELS_DIR, else DATA_DIR/models)")
+    parser.add_argument("--endpoint", action="append", default=[], metavar="NAME=SPEC",
+                        help="offer a model server, e.g. local=openai:http://127.0.0.1:8000/v1 (repeatable)")
+    parser.add_argument("--models-config", default=None,
+                        help='a TOML file whose [models] table lists NAME = "SPEC" models to offer')
+    parser.add_argument("--max-loaded-models", type=int, default=2,
+                        help="models kept in memory at once; the least recently used is unloaded (default: 2)")
+    parser.add_argument("--max-runs", type=int, default=8,
+                        help="questions answered at once; in-process model calls take turns (default: 8)")
+    parser.add_argument("--max-question-chars", type=int, default=2000,
+                        help="longer questions are refused before any model work (default: 2000)")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
-    runtime = Runtime(RuntimeConfig(data_dir=Path(args.data_dir), model=args.model, chroma_url=args.chroma_url))
     try:
+        runtime = Runtime(RuntimeConfig(
+            data_dir=Path(args.data_dir), model=args.model, chroma_url=args.chroma_url,
+            models_dir=Path(args.models_dir) if args.models_dir else None, endpoints=tuple(args.endpoint),
+            models_config=Path(args.models_config) if args.models_config else None,
+            max_loaded_models=args.max_loaded_models, max_runs=args.max_runs,
+            max_question_chars=args.max_question_chars))
+        runtime.store.names()  # opens the data directory: one clear line now if it is unusable or in use
         log.info("Loading the model '%s'...", args.model)
         runtime.llm()
         if not args.no_demo:

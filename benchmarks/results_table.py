@@ -13,7 +13,8 @@ from pipeline.reporting import table
 
 COLUMNS = [("em", "EM"), ("f1", "F1"), ("str_em", "STR-EM"), ("rouge_l", "ROUGE-L"),
            ("str_em_rouge_l_geomean", "geomean(STR-EM, ROUGE-L)"), ("support_recall", "support recall"),
-           ("kept_dq_answer_f1", "kept DQ Answer-F1"), ("pruned_dq_answer_f1", "pruned DQ Answer-F1")]
+           ("kept_dq_answer_f1", "kept DQ Answer-F1"), ("pruned_dq_answer_f1", "pruned DQ Answer-F1"),
+           ("walk_recall", "walk recall"), ("visited_per_question", "visited")]
 
 
 def main(paths: list[str]) -> None:

@@ -32,9 +32,12 @@ def demo_passages(path: Path = DEMO_FILE) -> list[Document]:
 def ensure_demo_collection(
     store: CollectionStore, progress: Callable[[int, int], None] | None = None
 ) -> PassageCollection:
-    """Open the demo collection, ingesting whatever of the bundled passages it lacks (all, on first start)."""
+    """Open the demo collection, ingesting whatever of the bundled passages it lacks (all, on first start), and
+    build its passage graph if a collection from before graphs existed has none."""
     passages = demo_passages()
     collection = store.create(DEMO_COLLECTION)
     if collection.count() < len(passages):
         collection.add(passages, progress=progress)
+    if not collection.graph_status().current:
+        collection.update_graph()
     return collection

@@ -1,7 +1,15 @@
-"""Ingesting user files into a collection: every file gets its own outcome, and a bad file never stops the rest."""
+"""Ingesting user files into a collection: every file gets its own outcome, and a bad file never stops the rest.
+
+A file is stored whole or not at all: its passages carry the file's passage count (``file_passages``), an
+ingest that dies part-way is completed by the next ingest of the same file (status ``completed``) or removed
+when the collection is next opened by a new process (``CollectionStore.open``).
+"""
 
 from __future__ import annotations
 
+import logging
+import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -12,13 +20,28 @@ from corpora.loaders import UnreadableFile, load_file
 from corpora.splitting import file_sha256, split_file
 from corpora.store import PassageCollection
 
+log = logging.getLogger(__name__)
+
 MAX_FILE_BYTES = 50 * 1024 * 1024
+
+# Every status a FileOutcome can have, for whoever shows them.
+STATUSES = ("added", "replaced", "completed", "unchanged", "failed")
+
+# Bidirectional overrides, embeddings, isolates and marks: a name holding them can display as another name.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 
 
 @dataclass(frozen=True)
 class FileOutcome:
-    """What happened to one file: ``added``, ``replaced`` (an older version of the same name was removed),
-    ``unchanged`` (already ingested) or ``failed`` (``message`` says why; nothing of it was stored)."""
+    """What happened to one file:
+
+    - ``added``: stored;
+    - ``replaced``: stored, and the collection's other file of the same name removed (``replace=True``);
+    - ``completed``: an earlier ingest of this same file had stopped part-way; its missing passages were added;
+    - ``unchanged``: already in the collection (under this name or another), nothing added;
+    - ``failed``: nothing of it was stored; ``message`` says why (unreadable, or another file of the same
+      name is in the collection and ``replace`` was not asked for).
+    """
 
     name: str
     status: str
@@ -26,10 +49,17 @@ class FileOutcome:
     message: str = ""
 
 
-def safe_source_name(name: str) -> str:
-    """The file's own name, without any directory part a client may have sent."""
-    base = Path(str(name).replace("\\", "/")).name.strip()
-    return base or "unnamed"
+def safe_source_name(name: str, keep_folders: bool = False) -> str:
+    """The name a file is shown and stored under: the file's own name, without any directory part a client
+    may have sent (with ``keep_folders``, a relative path such as ``docs/README.md``, without empty, ``.`` or
+    ``..`` parts), and without control or bidirectional-override characters that would disguise it."""
+    text = _BIDI.sub("", str(name))
+    text = "".join(c for c in text if unicodedata.category(c) not in ("Cc", "Zl", "Zp"))
+    parts = [p.strip() for p in text.replace("\\", "/").split("/")]
+    parts = [p for p in parts if p and p not in (".", "..")]
+    if not keep_folders:
+        parts = parts[-1:]
+    return "/".join(parts) or "unnamed"
 
 
 def ingest_files(
@@ -37,12 +67,27 @@ def ingest_files(
     files: list[tuple[Path, str]],
     progress: Callable[[int, int, str], None] | None = None,
     max_bytes: int = MAX_FILE_BYTES,
+    *,
+    replace: bool = False,
+    on_file: Callable[[FileOutcome], None] | None = None,
+    keep_folders: bool = False,
 ) -> list[FileOutcome]:
-    """Ingest ``(path, display name)`` pairs. ``progress(done, total, what)`` reports passages embedded."""
+    """Ingest ``(path, display name)`` pairs; one outcome per file, in the order the files finished.
+
+    Files are keyed by their display name (see ``safe_source_name``; ``keep_folders`` keeps relative folder
+    parts). A file whose name is in the collection with other content fails unless ``replace``, which removes
+    the other one once the new one is stored. ``progress(done, total, what)`` reports passages embedded;
+    ``on_file(outcome)`` is called as soon as each file is done."""
     outcomes: list[FileOutcome] = []
-    pending: list[tuple[str, list[Document], bool]] = []
+
+    def finish(outcome: FileOutcome) -> None:
+        outcomes.append(outcome)
+        if on_file:
+            on_file(outcome)
+
+    pending: list[tuple[str, str, list[Document]]] = []
     for path, display in files:
-        name = safe_source_name(display)
+        name = safe_source_name(display, keep_folders)
         try:
             size = Path(path).stat().st_size
             if size > max_bytes:
@@ -52,35 +97,78 @@ def ingest_files(
             data = Path(path).read_bytes()
             loaded = load_file(path, display_name=name)
         except UnreadableFile as exc:
-            outcomes.append(FileOutcome(name, "failed", message=str(exc)))
+            finish(FileOutcome(name, "failed", message=str(exc)))
             continue
         except OSError as exc:
-            outcomes.append(FileOutcome(name, "failed", message=f"{name}: cannot be read ({exc})."))
+            finish(FileOutcome(name, "failed", message=f"{name}: cannot be read ({exc})."))
             continue
         digest = file_sha256(data)
         passages = split_file(loaded, source=name, content_sha256=digest)
         if not passages:
-            outcomes.append(FileOutcome(name, "failed", message=f"{name}: contains no text."))
+            finish(FileOutcome(name, "failed", message=f"{name}: contains no text."))
             continue
-        old = collection.source_hashes(name)
-        if old == {digest}:
-            outcomes.append(FileOutcome(name, "unchanged", len(passages), f"{name}: already in the collection."))
-            continue
-        pending.append((name, passages, bool(old)))
+        pending.append((name, digest, passages))
 
-    total = sum(len(p) for _, p, _ in pending)
+    total = sum(len(p) for _, _, p in pending)
     done = 0
-    for name, passages, replaces in pending:
-        if replaces:
-            collection.delete_source(name)
+    earlier: dict[str, str] = {}  # name -> content hash, of the files of this call
+    for name, digest, passages in pending:
 
         def report(n: int, _of: int, base: int = done, what: str = name) -> None:
             if progress:
                 progress(base + n, total, what)
 
-        added = collection.add(passages, progress=report)
+        if earlier.get(name, digest) != digest:
+            outcome = FileOutcome(name, "failed", message=(
+                f"{name}: another file of the same name is among the files being added; rename one of them."))
+        else:
+            outcome = _store_file(collection, name, digest, passages, replace, report)
+        earlier.setdefault(name, digest)
         done += len(passages)
-        status = "replaced" if replaces else ("added" if added else "unchanged")
-        note = "" if added else f"{name}: the same content is already in the collection."
-        outcomes.append(FileOutcome(name, status, added if added else len(passages), note))
+        if progress:
+            progress(done, total, name)
+        finish(outcome)
     return outcomes
+
+
+def _store_file(collection: PassageCollection, name: str, digest: str, passages: list[Document], replace: bool,
+                report: Callable[[int, int], None]) -> FileOutcome:
+    """Store one file's passages, whole: the steps are ordered so that a process dying at any point leaves
+    the file absent or complete (and an older file of the same name in place until the new one is whole)."""
+    versions = collection.file_versions(name)
+    mine = next((v for v in versions if v.sha256 == digest), None)
+    others = [v for v in versions if v.sha256 != digest]
+    if others and not replace:
+        held = sum(v.stored for v in others)
+        return FileOutcome(name, "failed", message=(
+            f"a different {name} is already in '{collection.name}' ({held} passages); rename the file, or "
+            "tick 'Replace files with the same name' / pass --replace to replace it."))
+    if mine is None:
+        elsewhere = [v for v in collection.content_versions(digest) if v.source != name]
+        for version in elsewhere:
+            if version.complete:
+                return FileOutcome(name, "unchanged", len(passages),
+                                   f"{name}: the same content is already in the collection as {version.source}.")
+        for version in elsewhere:  # the remains of an ingest of this content that stopped part-way
+            collection.delete_version(version.source, digest)
+    if mine is not None and mine.complete and not others:
+        return FileOutcome(name, "unchanged", len(passages), f"{name}: already in the collection.")
+
+    try:
+        added = collection.add(passages, progress=report)
+    except BaseException as exc:  # roll back what this call stored: never a half file
+        try:
+            collection.delete_version(name, digest)
+        except Exception:  # noqa: BLE001 - the next process's open() removes what is left
+            log.exception("Could not remove the partly stored file %s", name)
+        if not isinstance(exc, Exception):
+            raise
+        return FileOutcome(name, "failed", message=f"{name}: could not be stored ({exc}); nothing of it was kept.")
+    if others:
+        removed = collection.delete_source(name, keep_sha256=digest)
+        return FileOutcome(name, "replaced", len(passages),
+                           f"{name}: the other {name} ({removed} passages) was removed.")
+    if mine is not None:
+        return FileOutcome(name, "completed", len(passages), (
+            f"{name}: an earlier ingest had stopped part-way; its {added} missing passages were added."))
+    return FileOutcome(name, "added", len(passages))

@@ -1,4 +1,5 @@
-"""Reading user files (.txt, .md, .pdf, .html, .docx) into titled pages of plain text.
+"""Reading user files (.txt, .md, .pdf, .html, .docx) into titled pages of plain text, and their tables
+(``corpora.tables``: each becomes a passage of its own, held as Markdown).
 
 Every way a file can be unreadable raises ``UnreadableFile`` with a message a user can act on; nothing is
 partially read.
@@ -7,8 +8,10 @@ partially read.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from corpora.tables import Table, docx_blocks, html_tables, markdown_tables, pdf_tables, ruled_pages
 
 
 class UnreadableFile(ValueError):
@@ -27,6 +30,7 @@ class Page:
 class LoadedFile:
     title: str
     pages: list[Page]
+    tables: list[Table] = field(default_factory=list)  # numbered in document order; out of the pages' text
 
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".pdf", ".html", ".htm", ".docx")
@@ -53,8 +57,10 @@ def _first_heading(text: str) -> str | None:
 
 def _load_text(path: Path) -> LoadedFile:
     text = _decode_text(path.read_bytes(), path.name)
-    title = _first_heading(text) if path.suffix.lower() in (".md", ".markdown") else None
-    return LoadedFile(title=title or path.stem, pages=[Page(text)])
+    if path.suffix.lower() not in (".md", ".markdown"):
+        return LoadedFile(title=path.stem, pages=[Page(text)])
+    body, tables = markdown_tables(text)
+    return LoadedFile(title=_first_heading(text) or path.stem, pages=[Page(body)], tables=tables)
 
 
 def _load_pdf(path: Path) -> LoadedFile:
@@ -75,7 +81,8 @@ def _load_pdf(path: Path) -> LoadedFile:
         raise UnreadableFile(
             f"{path.name}: the PDF has no extractable text (a scan?). Run OCR on it first, then upload it again."
         )
-    return LoadedFile(title=str(title), pages=[p for p in pages if p.text])
+    return LoadedFile(title=str(title), pages=[p for p in pages if p.text],
+                      tables=pdf_tables(path, ruled_pages(reader)))
 
 
 def _load_html(path: Path) -> LoadedFile:
@@ -88,8 +95,9 @@ def _load_html(path: Path) -> LoadedFile:
     title = soup.title.get_text(strip=True) if soup.title else ""
     if soup.head:
         soup.head.decompose()
+    tables = html_tables(soup)
     body = soup.get_text("\n", strip=True)
-    return LoadedFile(title=title or path.stem, pages=[Page(body)])
+    return LoadedFile(title=title or path.stem, pages=[Page(body)], tables=tables)
 
 
 def _load_docx(path: Path) -> LoadedFile:
@@ -102,12 +110,9 @@ def _load_docx(path: Path) -> LoadedFile:
         document = docx.Document(str(path))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise UnreadableFile(f"{path.name}: the Word file is damaged or not a .docx file ({exc}).") from None
-    blocks = [p.text for p in document.paragraphs if p.text.strip()]
-    for table in document.tables:
-        for row in table.rows:
-            blocks.append(" | ".join(cell.text.strip() for cell in row.cells))
+    blocks, tables = docx_blocks(document)
     title = document.core_properties.title or path.stem
-    return LoadedFile(title=title, pages=[Page("\n".join(blocks))])
+    return LoadedFile(title=title, pages=[Page("\n".join(blocks))], tables=tables)
 
 
 _LOADERS = {
@@ -136,6 +141,6 @@ def load_file(path: Path | str, display_name: str | None = None) -> LoadedFile:
         loaded = loader(path)
     except OSError as exc:
         raise UnreadableFile(f"{name}: cannot be read ({exc.strerror or exc}).") from None
-    if not any(page.text.strip() for page in loaded.pages):
+    if not any(page.text.strip() for page in loaded.pages) and not loaded.tables:
         raise UnreadableFile(f"{name}: contains no text.")
     return loaded

@@ -8,6 +8,7 @@ from langchain_core.documents import Document
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from corpora.loaders import LoadedFile
+from corpora.tables import table_passages
 
 # About 100-200 words per passage (issue #2; DPR-style 100-word passages are the field's usual unit, and the
 # 1.5B model reads 3-5 short passages better than fewer long ones, DESIGN.md).
@@ -47,7 +48,8 @@ def split_file(
     splitter: RecursiveCharacterTextSplitter | None = None,
 ) -> list[Document]:
     """Passages of one file. Ids derive from the file's content hash and the passage position, so the same
-    file ingested twice (under any name) yields the same ids and adds nothing."""
+    file ingested twice (under any name) yields the same ids and adds nothing. Each passage's metadata holds
+    ``file_passages``, the number of passages of the file."""
     splitter = splitter or make_splitter()
     passages: list[Document] = []
     for page in loaded.pages:
@@ -67,4 +69,8 @@ def split_file(
             passages.append(
                 Document(page_content=chunk, metadata=metadata, id=f"{content_sha256[:24]}-{position:05d}")
             )
+    passages += table_passages(loaded.title, loaded.tables, source=source, content_sha256=content_sha256,
+                               start=len(passages))  # each table a passage of its own (corpora/tables.py)
+    for passage in passages:  # the file version is complete when this many of its passages are stored
+        passage.metadata["file_passages"] = len(passages)
     return passages

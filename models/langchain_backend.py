@@ -15,8 +15,9 @@ from typing import Any, Iterator
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage
 
-from models.errors import LLMCallError, ModelError
-from models.llm import ChatModel, ChatResult, GenerationOptions, Message, Stopwatch, TokenLogprob
+from models.cancel import iterate_cancellable
+from models.errors import Cancelled, LLMCallError, ModelError
+from models.llm import ENDPOINT_TIMEOUT_S, ChatModel, ChatResult, GenerationOptions, Message, Stopwatch, TokenLogprob
 
 _MESSAGES = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
 _LENGTH_FIELDS = ("max_tokens", "max_completion_tokens", "num_predict", "max_output_tokens")
@@ -97,7 +98,9 @@ class LangChainChatBackend(ChatModel):
         watch = Stopwatch()
         text, finish, merged = "", "stop", None
         try:
-            stream = model.stream(to_langchain_messages(messages), **self._call_kwargs(options, schema_form))
+            stream = iterate_cancellable(
+                lambda: model.stream(to_langchain_messages(messages), **self._call_kwargs(options, schema_form)),
+                options.cancel)
             for chunk in stream:
                 merged = chunk if merged is None else merged + chunk
                 piece = chunk.text if isinstance(chunk, AIMessageChunk) else str(chunk.content)
@@ -109,7 +112,7 @@ class LangChainChatBackend(ChatModel):
                     finish = "until"
                     stream.close()
                     break
-        except (ModelError, LLMCallError):
+        except (ModelError, LLMCallError, Cancelled):
             raise
         except Exception as exc:  # each provider raises its own errors
             raise LLMCallError(f"{self.name} failed: {type(exc).__name__}: {exc}") from exc
@@ -156,8 +159,10 @@ def load_langchain_model(spec: str) -> LangChainChatBackend:
     if not provider or not name:
         raise ModelError(f"'{spec}' is not PROVIDER:MODEL[@BASE_URL] (for example openai:qwen@http://127.0.0.1:8000/v1).")
     kwargs: dict[str, Any] = {"base_url": base_url} if base_url else {}
-    if provider == "openai" and base_url:
-        kwargs.update(api_key="not-needed", stream_usage=True)
+    if provider == "openai":
+        kwargs.update(timeout=ENDPOINT_TIMEOUT_S, max_retries=0)  # seconds per wait, not minutes of retries
+        if base_url:
+            kwargs.update(api_key="not-needed", stream_usage=True)
     try:
         model = init_chat_model(name, model_provider=provider, **kwargs)
     except (ImportError, ValueError) as exc:

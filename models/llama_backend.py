@@ -11,7 +11,9 @@ from typing import Iterator
 
 import numpy as np
 
-from models.errors import LLMCallError, ModelError
+from models.cancel import CallGate
+from models.prompt_cache import PromptStateCache, common_prefix
+from models.errors import Cancelled, LLMCallError, ModelError
 from models.llama_runtime import configure_llama_cpp
 from models.llm import ChatModel, ChatResult, GenerationOptions, Message, Stopwatch, TokenLogprob
 
@@ -37,8 +39,18 @@ class _LogprobRecorder:
         return logits
 
 
+# In-process models take turns: one llama.cpp context is not thread-safe, and two models computing at once on
+# a 2-core machine only slow each other down.
+CALL_GATE = CallGate()
+
+# Memory for warm prompt prefixes per loaded model: about 18 states of 1,000 tokens for the 1.5B model.
+DEFAULT_PROMPT_CACHE_MB = 512
+
+
 class LlamaCppChatModel(ChatModel):
-    """A GGUF model run in this process. Calls are serialised: one llama.cpp context is not thread-safe."""
+    """A GGUF model run in this process. Calls take turns through ``CALL_GATE``; a call's Stop switch
+    (``options.cancel``) aborts llama.cpp's computation between graph nodes, so even a long prompt being read
+    stops within a fraction of a second."""
 
     def __init__(
         self,
@@ -48,7 +60,10 @@ class LlamaCppChatModel(ChatModel):
         n_threads: int | None = None,
         extra_buffer_types: str | None = None,
         name: str | None = None,
+        prompt_cache_mb: int | None = None,
     ) -> None:
+        """``prompt_cache_mb``: memory for warm prompt prefixes (``models.prompt_cache``); 0 turns them off;
+        None reads ``$RQA_PROMPT_CACHE_MB`` (default 512)."""
         import llama_cpp
 
         self.name = name or Path(model_path).name
@@ -70,7 +85,15 @@ class LlamaCppChatModel(ChatModel):
             ) from exc
         self.load_seconds = time.perf_counter() - clock
         self._format = self._chat_formatter()
-        self._lock = threading.Lock()
+        if prompt_cache_mb is None:
+            prompt_cache_mb = int(os.environ.get("RQA_PROMPT_CACHE_MB", DEFAULT_PROMPT_CACHE_MB))
+        self._states = PromptStateCache(self._llama, prompt_cache_mb * 2**20) if prompt_cache_mb > 0 else None
+        # The running call's Stop switch, read by llama.cpp between graph nodes. A list, not an attribute, so the
+        # callback does not keep this object alive (the runtime frees an evicted model by dropping it).
+        self._abort: list[threading.Event | None] = [None]
+        abort = self._abort
+        self._abort_callback = llama_cpp.ggml_abort_callback(lambda _data: bool(abort[0] and abort[0].is_set()))
+        llama_cpp.llama_set_abort_callback(self._llama._ctx.ctx, self._abort_callback, None)
 
     def _chat_formatter(self):
         from llama_cpp import llama_chat_format
@@ -94,6 +117,12 @@ class LlamaCppChatModel(ChatModel):
     def count_tokens(self, text: str) -> int:
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
+    def _prompt_tokens(self, prompt: str) -> list[int]:
+        """The tokens llama.cpp reads for ``prompt`` (its BOS token first when the model wants one)."""
+        llama = self._llama
+        bos = [llama.token_bos()] if llama._model.add_bos_token() and llama.token_bos() != -1 else []
+        return bos + llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+
     def stream(self, messages: list[Message], options: GenerationOptions) -> Iterator[str | ChatResult]:
         from llama_cpp import LlamaGrammar, LogitsProcessorList
 
@@ -108,14 +137,22 @@ class LlamaCppChatModel(ChatModel):
             raise LLMCallError(f"Invalid grammar or JSON schema: {exc}") from exc
         recorder = _LogprobRecorder(options.top_logprobs) if options.top_logprobs > 0 else None
 
-        with self._lock:
+        CALL_GATE.acquire(options.cancel)
+        try:
+            self._abort[0] = options.cancel
             watch = Stopwatch()
-            prompt_tokens = self.count_tokens(prompt)
+            tokens = self._prompt_tokens(prompt)
             pieces: list[str] = []
             finish_reason = "stop"
             try:
+                if self._states is not None:
+                    cached = self._states.prepare(tokens)
+                else:
+                    cached = common_prefix(np.asarray(self._llama._input_ids), np.asarray(tokens, dtype=np.intc))
+                # llama.cpp reads at least the prompt's last token again, to have its logits.
+                cached = min(cached, len(tokens) - 1)
                 chunks = self._llama.create_completion(
-                    prompt,
+                    tokens,
                     max_tokens=options.max_tokens,
                     temperature=options.temperature,
                     stop=list(options.stop) + template_stops,
@@ -125,6 +162,9 @@ class LlamaCppChatModel(ChatModel):
                     logits_processor=LogitsProcessorList([recorder]) if recorder else None,
                 )
                 for chunk in chunks:
+                    if options.cancel is not None and options.cancel.is_set():
+                        chunks.close()
+                        raise Cancelled()
                     choice = chunk["choices"][0]
                     if choice.get("text"):
                         pieces.append(choice["text"])
@@ -137,16 +177,26 @@ class LlamaCppChatModel(ChatModel):
                         break
             except ValueError as exc:  # e.g. prompt longer than the context window
                 raise LLMCallError(f"llama.cpp rejected the request: {exc}") from exc
+            except RuntimeError as exc:  # "llama_decode returned 2": the abort callback stopped the computation
+                if options.cancel is not None and options.cancel.is_set():
+                    raise Cancelled() from exc
+                raise LLMCallError(f"llama.cpp failed: {exc}") from exc
+            if self._states is not None:
+                self._states.save()
             text = "".join(pieces)
             completion_tokens = len(recorder.steps) if recorder else self.count_tokens(text)
             yield ChatResult(
                 text=text,
-                prompt_tokens=prompt_tokens,
+                prompt_tokens=len(tokens),
+                cached_tokens=max(cached, 0),
                 completion_tokens=completion_tokens,
                 elapsed_s=watch.elapsed(),
                 finish_reason=finish_reason,
                 logprobs=self._logprobs(recorder) if recorder else None,
             )
+        finally:
+            self._abort[0] = None
+            CALL_GATE.release()
 
     def _logprobs(self, recorder: _LogprobRecorder) -> list[TokenLogprob]:
         out = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -16,6 +17,10 @@ from typing import Any, Callable, Iterator
 from models.errors import LLMCallError
 
 Message = dict[str, str]
+
+# How long a model server may take to send the next piece of a reply (the first one comes after it has read the
+# whole prompt: about 35 s for 4,600 tokens with the 1.5B model on 2 cores).
+ENDPOINT_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,8 @@ class GenerationOptions:
     # Stop early once the text so far satisfies this (e.g. holds a complete first sentence); the result's
     # finish_reason is then "until".
     until: Callable[[str], bool] | None = None
+    # The run's Stop switch: backends check it while reading the prompt and per token, and raise ``Cancelled``.
+    cancel: threading.Event | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -53,6 +60,7 @@ class ChatResult:
 
     text: str
     prompt_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens not read again: their keys and values were kept from earlier calls
     completion_tokens: int = 0
     elapsed_s: float = 0.0
     finish_reason: str = "stop"
@@ -82,6 +90,7 @@ def llm_cost(*results: ChatResult) -> dict[str, Any]:
     return {
         "llm_calls": len(results),
         "prompt_tokens": sum(r.prompt_tokens for r in results),
+        "cached_tokens": sum(r.cached_tokens for r in results),
         "completion_tokens": sum(r.completion_tokens for r in results),
         "llm_seconds": sum(r.elapsed_s for r in results),
     }

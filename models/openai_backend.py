@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from models.cancel import iterate_cancellable
 from models.errors import LLMCallError, ModelError
-from models.llm import ChatModel, ChatResult, GenerationOptions, Message, Stopwatch, TokenLogprob
+from models.llm import ENDPOINT_TIMEOUT_S, ChatModel, ChatResult, GenerationOptions, Message, Stopwatch, TokenLogprob
 
 
 class OpenAICompatibleChatModel(ChatModel):
@@ -21,14 +22,20 @@ class OpenAICompatibleChatModel(ChatModel):
         base_url: str,
         model: str | None = None,
         api_key: str = "not-needed",
-        timeout_s: float = 120.0,
+        connect_timeout_s: float = 3.0,
+        token_timeout_s: float = ENDPOINT_TIMEOUT_S,
     ) -> None:
+        """``token_timeout_s`` bounds the wait for each streamed piece (the first one included, which comes
+        after the server has read the whole prompt); a server that accepts and never answers fails then."""
+        import httpx
         import openai
 
         self._openai = openai
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=1)
+        timeout = httpx.Timeout(token_timeout_s, connect=connect_timeout_s)
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
         try:
-            available = [m.id for m in self._client.models.list().data]
+            listing = self._client.with_options(timeout=httpx.Timeout(10.0, connect=connect_timeout_s))
+            available = [m.id for m in listing.models.list().data]
         except openai.OpenAIError as exc:
             raise ModelError(
                 f"No OpenAI-compatible server answers at {base_url} ({type(exc).__name__}: {exc}). Fix: start "
@@ -72,17 +79,7 @@ class OpenAICompatibleChatModel(ChatModel):
         usage = None
         finish_reason = "stop"
         try:
-            try:
-                chunks = self._client.chat.completions.create(**request)
-            except self._openai.APIStatusError as exc:
-                rejected_format = exc.status_code in (400, 422) or "response_format" in str(exc)
-                if not (options.json_schema and self._schema_style == "json_schema" and rejected_format):
-                    raise
-                # llama-cpp-python's server wants the schema inside a json_object format (and says so with a 500).
-                self._schema_style = "json_object"
-                request["response_format"] = self._response_format(options.json_schema)
-                chunks = self._client.chat.completions.create(**request)
-            for chunk in chunks:
+            for chunk in iterate_cancellable(lambda: self._chunks(request, options), options.cancel):
                 if chunk.usage:
                     usage = chunk.usage
                 if not chunk.choices:
@@ -99,7 +96,6 @@ class OpenAICompatibleChatModel(ChatModel):
                     finish_reason = choice.finish_reason
                 elif options.until and options.until("".join(pieces)):
                     finish_reason = "until"
-                    chunks.close()
                     break
         except self._openai.OpenAIError as exc:
             raise LLMCallError(f"The model server failed: {type(exc).__name__}: {exc}") from exc
@@ -112,6 +108,23 @@ class OpenAICompatibleChatModel(ChatModel):
             finish_reason=finish_reason,
             logprobs=logprobs or None,
         )
+
+    def _chunks(self, request: dict, options: GenerationOptions):
+        """The streamed chunks of one request (run in a worker thread, so a Stop never waits on the server)."""
+        try:
+            chunks = self._client.chat.completions.create(**request)
+        except self._openai.APIStatusError as exc:
+            rejected_format = exc.status_code in (400, 422) or "response_format" in str(exc)
+            if not (options.json_schema and self._schema_style == "json_schema" and rejected_format):
+                raise
+            # llama-cpp-python's server wants the schema inside a json_object format (and says so with a 500).
+            self._schema_style = "json_object"
+            request["response_format"] = self._response_format(options.json_schema)
+            chunks = self._client.chat.completions.create(**request)
+        try:
+            yield from chunks
+        finally:
+            chunks.close()
 
     def close(self) -> None:
         self._client.close()

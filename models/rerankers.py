@@ -100,6 +100,32 @@ class RankFusionReranker:
         order = sorted(keys, key=lambda key: -fused[key])[:top_k]
         return [_with_score(documents[int(key)], fused[key]) for key in order]
 
+    def diverse(self, query: str, documents: list[Document], top_k: int, novelty: float) -> list[Document]:
+        """The best ``top_k`` of ``documents`` for ``query`` chosen by maximal marginal relevance: with
+        ``novelty`` > 0, a passage much like one already chosen gives way to a different one."""
+        ranked = self.rerank(query, documents, len(documents))
+        if novelty <= 0 or len(ranked) <= top_k:
+            return ranked[:top_k]
+        return maximal_marginal_relevance(ranked, self._embed(ranked, _texts(ranked)), top_k, novelty)
+
+
+def maximal_marginal_relevance(ranked: list[Document], vectors: np.ndarray, top_k: int,
+                                novelty: float) -> list[Document]:
+    """``top_k`` of ``ranked`` (best first, with ``vectors`` in the same order), each chosen for its rank and
+    for how unlike the passages already chosen it is (Carbonell and Goldstein 1998): a score of (1 - novelty) x
+    relevance - novelty x (highest cosine to a chosen passage), relevance falling linearly with the rank."""
+    if novelty <= 0 or len(ranked) <= top_k:
+        return ranked[:top_k]
+    units = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    relevance = 1.0 - np.arange(len(ranked)) / len(ranked)
+    chosen: list[int] = [0]
+    while len(chosen) < top_k:
+        similarity = (units @ units[chosen].T).max(axis=1)
+        score = (1 - novelty) * relevance - novelty * similarity
+        score[chosen] = -np.inf
+        chosen.append(int(np.argmax(score)))
+    return [ranked[i] for i in chosen]
+
 
 class CrossEncoderReranker:
     """A sentence-transformers cross-encoder loaded from a local folder the user supplies."""

@@ -3,6 +3,7 @@
     python -m pipeline ask "QUESTION" [--method auto|oner|toc|...] [--corpus demo] [--json] [--model fast]
     python -m pipeline ingest COLLECTION FILE...
     python -m pipeline collections
+    python -m pipeline graph COLLECTION...
     python -m pipeline prepare-models default fast
 
 Options that apply to every command (--model, --data-dir, --chroma-url) go before or after the command.
@@ -26,7 +27,8 @@ from models.registry import BUNDLED, prepare_bundled
 from pipeline.events import EventKind, Status, StepEvent
 from pipeline.fold import RunState
 from pipeline.methods import METHODS, settings_models
-from pipeline.payloads import AnswerPayload, HopPayload, NodePayload, RetrievePayload
+from pipeline.payloads import (ActionPayload, AnswerPayload, EvidencePayload, HopPayload, NodePayload,
+                               RetrievePayload, VisitPayload, WalkPayload)
 from pipeline.progress import ProgressBar
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir, default_model
 from pipeline.service import AUTO, RunRequest, RunService
@@ -75,6 +77,36 @@ class Printer:
             print(f"- Step {p.step}: {p.sentence or '(nothing)'}{found} ({event.elapsed_s or 0:.1f} s)")
         elif isinstance(p, RetrievePayload):
             print(f"- {event.title}: {len(p.passages)} passages ({event.elapsed_s or 0:.2f} s)")
+        elif isinstance(p, ActionPayload):
+            self._action(event, p)
+        elif isinstance(p, WalkPayload):
+            visited = (f": {p.visited} passage{'s' if p.visited != 1 else ''} visited" if p.mode != "retrieval"
+                       else "")
+            print(f"- {event.title}{visited} ({event.elapsed_s or 0:.1f} s)")
+        elif isinstance(p, VisitPayload):
+            score = f" (score {p.score:.2f})" if p.score is not None else ""
+            via = f" via {p.via}" if p.via else ""
+            print(f"{'  ' * (p.depth + 1)}- {event.title}{via}{score}")
+        elif isinstance(p, EvidencePayload):
+            print(f"{'  ' * p.depth}  ? next evidence: {p.text or '(nothing usable)'} -> {p.chosen} of "
+                  f"{p.candidates} neighbours ({event.elapsed_s or 0:.1f} s)")
+
+    @staticmethod
+    def _action(event: StepEvent, p: ActionPayload) -> None:
+        """A browsing action: its title, the results it showed, the sentences it quoted, a refusal or failure."""
+        number = f"{p.step:>2}. " if p.step is not None else "    "
+        print(f"- {number}{event.title} ({event.elapsed_s or 0:.1f} s)")
+        if p.action in ("search", "scroll_down", "scroll_up", "back"):
+            for r in p.results:
+                print(f"        [{r.number}] {r.title}{' · ' + r.url if r.url else ''}")
+        if p.action == "quote":
+            for s in p.sentences:
+                if s.quoted:
+                    print(f"        > {s.text}")
+        # A start's or finish's message is its title (an offline start's is also a warning, printed as such).
+        for text in (p.refused, p.error, "" if p.action in ("start", "finish") else p.message):
+            if text:
+                print(f"        ({text})")
 
 
 def _ask(args) -> int:
@@ -98,19 +130,53 @@ def _ask(args) -> int:
 
 
 def _ingest(args) -> int:
+    """Files are keyed by their path relative to the current directory when inside it (``docs/README.md`` and
+    ``README.md`` are two files), else by their own name; one line is printed per file as it finishes."""
+    import os
+
+    here = Path(os.path.abspath(os.getcwd()))
+
+    def key(file: str) -> str:
+        full = Path(os.path.abspath(file))
+        try:
+            return full.relative_to(here).as_posix()
+        except ValueError:
+            return full.name
+
+    def show(outcome) -> None:
+        note = outcome.message.removeprefix(f"{outcome.name}: ")
+        text = note if outcome.status == "failed" else \
+            f"{outcome.passages} passages" + (f" ({note.rstrip('.')})" if note else "")
+        tqdm.write(f"{outcome.status:9} {outcome.name}: {text}", file=sys.stdout)
+        sys.stdout.flush()
+
     runtime = _runtime(args)
     collection = runtime.store.create(args.collection)
     bar = ProgressBar(f"Ingesting into {args.collection}")
-    outcomes = ingest_files(collection, [(Path(f), Path(f).name) for f in args.files], bar)
-    bar.close()
-    for outcome in outcomes:
-        print(f"{outcome.status:9} {outcome.name}: {outcome.passages} passages {outcome.message}".rstrip())
+    try:
+        outcomes = ingest_files(collection, [(Path(f), key(f)) for f in args.files], bar,
+                                replace=args.replace, on_file=show, keep_folders=True)
+    finally:
+        bar.close()
     return 1 if any(o.status == "failed" for o in outcomes) else 0
 
 
 def _collections(args) -> int:
     for summary in _runtime(args).store.summaries():
         print(f"{summary.name}: {summary.passages} passages in {len(summary.files)} files")
+    return 0
+
+
+def _graph(args) -> int:
+    """Build or bring up to date the passage graph (KGP) of each named collection, and describe it."""
+    from corpora.graph import describe_stats
+
+    store = _runtime(args).store
+    for name in args.collections:
+        change = store.open(name).update_graph(refit=args.refit)
+        graph = store.open(name).graph()
+        print(f"{name}: +{change.added} -{change.removed} passages{', keywords refitted' if change.refitted else ''}"
+              f" in {change.seconds:.1f} s; {describe_stats(graph.stats()) if graph else 'no graph'}")
     return 0
 
 
@@ -161,9 +227,16 @@ def build_parser() -> argparse.ArgumentParser:
     ingest = command("ingest", "add files to a collection (created if missing)")
     ingest.add_argument("collection")
     ingest.add_argument("files", nargs="+")
+    ingest.add_argument("--replace", action="store_true",
+                        help="replace a file of the same name (path) already in the collection")
     ingest.set_defaults(handler=_ingest)
 
     command("collections", "list collections").set_defaults(handler=_collections)
+
+    graph = command("graph", "build or update the passage graph of collections (KGP; adding files does it too)")
+    graph.add_argument("collections", nargs="+")
+    graph.add_argument("--refit", action="store_true", help="refit the keyword vocabulary and IDF as well")
+    graph.set_defaults(handler=_graph)
 
     prepare = command("prepare-models", "assemble and verify bundled models")
     prepare.add_argument("models", nargs="+", choices=sorted(BUNDLED))

@@ -1,8 +1,9 @@
-"""Steps shared by methods: retrieving with events, and streaming a cited answer token by token."""
+"""Steps shared by methods: retrieving with events, and streaming a cited answer token by token (checked against
+instructions hidden in the passages, ``pipeline.untrusted``)."""
 
 from __future__ import annotations
 
-from typing import Generator, Iterator
+from typing import Callable, Generator, Iterator
 
 from langchain_core.documents import Document
 
@@ -12,7 +13,9 @@ from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.payloads import AnswerPayload, RetrievePayload, TokenPayload, WarningPayload, passage_refs
 from pipeline.prompting import Prompt
+from pipeline.support import abstention, check_support, says_unanswerable
 from pipeline.text import CITATION
+from pipeline.untrusted import WITHHELD, StreamGuard, check_answer, flag_message, injected_targets, scan
 
 
 def cited_numbers(text: str, n_passages: int) -> list[int]:
@@ -52,12 +55,41 @@ def stream_answer(
     parent_id: str | None = None,
     title: str = "Answer",
     extra: dict | None = None,
+    finish: Callable[[str], str] | None = None,
+    grounded: bool = True,
 ) -> Iterator[StepEvent]:
     """Generate the answer, yielding one ``answer_token`` event per piece (all with the answer step's id:
     consumers append their text) and a final ``answer`` event with the text, citations and cost. ``extra``
-    holds further ``AnswerPayload`` fields (a chain's reasoning, a tree's interpretations)."""
+    holds further ``AnswerPayload`` fields (a chain's reasoning, a tree's interpretations); ``finish`` may complete
+    the checked text before its citations are read (ToC adds the answers of interpretations the model left out).
+
+    Passages with instruction-like text (left out of the prompt by ``format_passages``) get a warning; the
+    answer loses the sentences that repeat what such text asked for (``untrusted.check_answer``), with a
+    warning saying so; while such targets exist, tokens are passed on a sentence at a time (``StreamGuard``), so
+    a dropped sentence is never shown.
+
+    A ``grounded`` answer (every method's but NoR's) is written only when the passages mention enough of the
+    question (``pipeline.support``, threshold ``Settings.min_support``); otherwise the answer says that the
+    sources do not answer the question and what they hold instead, without a model call. An answer in which the
+    model itself says so is marked ``abstained`` too."""
     step = tracer.new_id("a")
     yield tracer.event(AnswerPayload(), title, id=step, parent_id=parent_id, status=Status.RUNNING)
+    if grounded and ctx.settings.min_support > 0:
+        support = check_support(values.get("question", ""), passages, ctx.settings.min_support)
+        if not support.supported:
+            text = abstention(support, passages)
+            payload = AnswerPayload(answer=text, citations=cited_numbers(text, len(passages)),
+                                    passages=passage_refs(passages), abstained=True, support=support.coverage,
+                                    **(extra or {}))
+            yield tracer.event(payload, title, id=step, parent_id=parent_id)
+            return
+    flagged = scan(passages)
+    guard = None
+    if flagged:
+        message = flag_message(flagged)
+        yield tracer.event(WarningPayload(message=message), "Instruction-like text in passages", parent_id=step)
+        targets = injected_targets(passages, values.get("question", ""))
+        guard = StreamGuard(targets) if targets else None
     options = GenerationOptions(
         max_tokens=ctx.settings.answer_max_tokens or prompt.max_tokens, temperature=ctx.settings.temperature
     )
@@ -66,13 +98,39 @@ def stream_answer(
         ctx.check_cancelled()
         if isinstance(piece, ChatResult):
             result = piece
-        else:
+            piece = guard.flush() if guard else ""
+        elif guard:
+            piece = guard.feed(piece)
+        if piece:
             yield tracer.event(TokenPayload(text=piece), title, id=step, parent_id=parent_id,
                                status=Status.RUNNING)
     if result is None:
         raise LLMCallError(f"{ctx.llm.name} ended without a result.")
     text = result.text.strip()
+    check = check_answer(text, passages, values.get("question", ""))
+    if check.changed:
+        text = check.text
+        yield from _check_warnings(tracer, check, step)
+    if finish is not None and text != WITHHELD:
+        text = finish(text)
     cited = cited_numbers(text, len(passages))
+    if flagged and not cited and text != WITHHELD and ctx.settings.answer_style == "long":
+        yield tracer.event(WarningPayload(message="The answer cites no passage, and some passages held "
+                                                  "instruction-like text: check it against the passages."),
+                           "Uncited answer", parent_id=step)
     payload = AnswerPayload(answer=text, citations=cited, passages=passage_refs(passages),
-                            finish_reason=result.finish_reason, **(extra or {}))
+                            finish_reason=result.finish_reason, abstained=says_unanswerable(text),
+                            **(extra or {}))
     yield tracer.event(payload, title, id=step, parent_id=parent_id, **llm_cost(result))
+
+
+def _check_warnings(tracer: Tracer, check, step: str) -> Iterator[StepEvent]:
+    if check.dropped:
+        echoed = ", ".join(f"“{t}”" for t in check.echoed)
+        count = f"{len(check.dropped)} sentence{'s' if len(check.dropped) > 1 else ''}"
+        yield tracer.event(WarningPayload(message=f"Removed from the answer: {count} repeating what an instruction "
+                                                  f"inside a passage asked for ({echoed})."),
+                           "Answer checked against injected instructions", parent_id=step)
+    if check.sanitised:
+        yield tracer.event(WarningPayload(message="Control tokens, scripts or active links were removed from the "
+                                                  "answer."), "Answer sanitised", parent_id=step)

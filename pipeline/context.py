@@ -8,14 +8,12 @@ from dataclasses import dataclass, field
 from langchain_core.embeddings import Embeddings
 from pydantic import BaseModel
 
+from models.cancel import CancellableModel
+from models.errors import Cancelled
 from models.llm import ChatModel
 from models.rerankers import Reranker
 from pipeline.retrieval import HybridRetriever, PoolRetriever, Retrieved
 from pipeline.settings import Settings
-
-
-class Cancelled(Exception):
-    """The person (or caller) asked the run to stop."""
 
 
 @dataclass
@@ -30,6 +28,12 @@ class RunContext:
     reranker: Reranker | None = None  # orders a pool of passages for a new query
     cancel: threading.Event = field(default_factory=threading.Event)
     method_settings: BaseModel | None = None  # the running method's own settings (set by ``run_method``)
+
+    def stop_with(self, cancel: threading.Event) -> None:
+        """Make ``cancel`` this run's Stop switch, checked by the model on every token as well."""
+        self.cancel = cancel
+        model = self.llm.model if isinstance(self.llm, CancellableModel) else self.llm
+        self.llm = CancellableModel(model, cancel)
 
     def check_cancelled(self) -> None:
         if self.cancel.is_set():

@@ -33,7 +33,11 @@ from pipeline.settings_cli import add_settings_arguments, settings_from_args
 
 COLUMNS = [("em", "EM"), ("f1", "F1"), ("str_em", "STR-EM"), ("rouge_l", "ROUGE-L"),
            ("str_em_rouge_l_geomean", "geomean(STR-EM, ROUGE-L)"), ("support_recall", "support recall"),
-           ("kept_dq_answer_f1", "kept DQ Answer-F1"), ("pruned_dq_answer_f1", "pruned DQ Answer-F1")]
+           ("kept_dq_answer_f1", "kept DQ Answer-F1"), ("pruned_dq_answer_f1", "pruned DQ Answer-F1"),
+           ("actions_per_question", "actions"), ("queries_per_question", "queries"),
+           ("pages_per_question", "pages"), ("facts_per_question", "facts"), ("ended_by_finish", "Finish %"),
+           ("invalid_per_question", "invalid"), ("refused_per_question", "refused"),
+           ("walk_recall", "walk recall"), ("visited_per_question", "visited")]
 
 
 def report(results: dict) -> str:
@@ -45,10 +49,11 @@ def report(results: dict) -> str:
         rows.append([method, cost["n"]] + [f"{summary['metrics'][k]:.1f}" if k in summary["metrics"] else "-"
                                            for k, _ in present]
                     + [f"{cost['llm_calls_mean']:.1f}", f"{cost['prompt_tokens_mean']:.0f}",
+                       f"{100 * cost.get('cached_tokens_mean', 0) / max(cost['prompt_tokens_mean'], 1):.0f}%",
                        f"{cost['completion_tokens_mean']:.0f}", f"{cost['wall_s_median']:.1f}",
-                       f"{cost['wall_s_p90']:.1f}", f"{100 * cost['llm_share_of_wall']:.0f}%", cost["errors"]])
+                       f"{cost['wall_s_p90']:.1f}", f"{100 * cost['llm_share_of_wall']:.0f}%", cost.get("abstained", 0), cost["errors"]])
     header = ["method", "n"] + [label for _, label in present] + [
-        "LLM calls", "prompt tok", "gen tok", "median s", "p90 s", "LLM share", "errors"]
+        "LLM calls", "prompt tok", "cached", "gen tok", "median s", "p90 s", "LLM share", "abstained", "errors"]
     return table(header, rows)
 
 
@@ -57,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pipeline.evaluate", description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, type=Path, help="JSONL in the schema of data/eval")
     parser.add_argument("--methods", default="nor,oner", help=f"comma-separated: {AUTO}, {', '.join(METHODS)}")
-    parser.add_argument("--limit", type=int, default=None, help="the first N items")
+    parser.add_argument("--limit", type=int, default=None, help="the first N items (after --skip)")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N items (e.g. a tuning split)")
     parser.add_argument("--model", default=default_model(),
                         help="default | fast | PATH.gguf | openai:URL[#MODEL] | langchain:PROVIDER:MODEL[@URL] "
                         "(default: $RQA_MODEL or default)")
@@ -76,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             raise ValueError(f"Unknown method(s) {', '.join(unknown)}; choose from {AUTO}, {', '.join(METHODS)}.")
         settings = settings_from_args(args, settings_models())
-        items = load_items(args.data, args.limit)
+        items = load_items(args.data)[args.skip:]
+        items = items[: args.limit] if args.limit is not None else items
         config = data_config(args.data, args.model, args.setting, settings.top_k)
         results = ResultsFile(args.out, config, machine())
         for method in methods:

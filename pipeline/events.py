@@ -32,6 +32,10 @@ class EventKind(str, Enum):
     VERIFY = "verify"
     PRUNE = "prune"
     HOP = "hop"
+    ACTION = "action"
+    WALK = "walk"
+    VISIT = "visit"
+    EVIDENCE = "evidence"
     ANSWER_TOKEN = "answer_token"
     ANSWER = "answer"
     WARNING = "warning"
@@ -79,6 +83,7 @@ class StepEvent(BaseModel):
     elapsed_s: float | None = None
     llm_calls: int = 0
     prompt_tokens: int = 0
+    cached_tokens: int = 0  # of the prompt tokens, those not read again (warm prefixes of earlier calls)
     completion_tokens: int = 0
     llm_seconds: float = 0.0
 

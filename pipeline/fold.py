@@ -8,7 +8,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from pipeline.events import EventKind, Status, StepEvent
-from pipeline.payloads import AnswerPayload, ErrorPayload, HopPayload, NodePayload, PassageRef, RoutePayload
+from pipeline.payloads import (ActionPayload, AnswerPayload, ErrorPayload, HopPayload, NodePayload, PassageRef,
+                               RoutePayload, VerifyPayload, VisitPayload)
 
 
 @dataclass(frozen=True)
@@ -115,25 +116,53 @@ class RunState:
         """The final state of every tree node (ToC), in creation order."""
         return [s.payload for s in self.steps.values() if isinstance(s.payload, NodePayload)]
 
+    def node_steps(self) -> list[tuple[str, NodePayload]]:
+        """(step id, final state) of every tree node, in creation order."""
+        return [(i, s.payload) for i, s in self.steps.items() if isinstance(s.payload, NodePayload)]
+
+    def verdict_evidence(self, step_id: str) -> dict[str, float]:
+        """The numbers behind the last verdict on a step: P(True) and relevance (empty when not verified)."""
+        verdicts = [n.payload for n in self.notes.get(step_id, []) if isinstance(n.payload, VerifyPayload)]
+        if not verdicts:
+            return {}
+        evidence = verdicts[-1].evidence
+        return {k: v for k, v in (("p_true", evidence.p_true), ("relevance", evidence.relevance)) if v is not None}
+
     def chain(self) -> list[HopPayload]:
         """The finished reasoning steps (IRCoT), in order."""
         return [s.payload for s in self.steps.values() if isinstance(s.payload, HopPayload)
                 and s.status == Status.DONE]
 
+    def actions(self) -> list[ActionPayload]:
+        """The finished actions of a browsing agent (web agent), in order."""
+        return [s.payload for s in self.steps.values() if isinstance(s.payload, ActionPayload)
+                and s.status == Status.DONE]
+
+    def walk(self) -> list[VisitPayload]:
+        """The nodes a graph walk (KGP) visited, in the order it reached them."""
+        return [s.payload for s in self.steps.values() if isinstance(s.payload, VisitPayload)
+                and s.status == Status.DONE]
+
     def edges(self) -> list[Edge]:
-        """Parent edges and typed links between steps that exist."""
-        out = [Edge(s.parent_id, s.id, "parent") for s in self.steps.values() if s.parent_id in self.steps]
+        """Parent edges and typed links between steps that exist. A step's link to its own parent gives the
+        parent edge its type (a graph walk's "knn" or "title" edge) instead of adding a second edge."""
+        out = [Edge(s.parent_id, s.id, next((link.type for link in s.links if link.target == s.parent_id),
+                                            "parent"))
+               for s in self.steps.values() if s.parent_id in self.steps]
         out += [Edge(s.id, link.target, link.type) for s in self.steps.values() for link in s.links
-                if link.target in self.steps]
+                if link.target in self.steps and link.target != s.parent_id]
         return out
 
     # What was read.
 
     def has_retrieval(self) -> bool:
-        return any(s.kind == EventKind.RETRIEVE for s in self.steps.values())
+        """Whether the run read sources: a retrieval, a graph walk, or a browsing agent's actions (pages loaded,
+        quotes)."""
+        return any(s.kind in (EventKind.RETRIEVE, EventKind.ACTION, EventKind.WALK) for s in self.steps.values())
 
     def passage_ids(self) -> set[str] | None:
-        """Ids of every passage the run retrieved or gave the model; None when it had no retrieval step."""
+        """Ids of every passage the run retrieved or gave the model; None when it had no retrieval step. A
+        graph walk counts the passages it gave its reader (the answer step's), not every node it visited."""
         if not self.has_retrieval():
             return None
         ids: set[str] = set()
@@ -159,6 +188,7 @@ class RunState:
         return {
             "llm_calls": sum(s.llm_calls for s in steps),
             "prompt_tokens": sum(s.prompt_tokens for s in steps),
+            "cached_tokens": sum(s.cached_tokens for s in steps),
             "completion_tokens": sum(s.completion_tokens for s in steps),
             "llm_s": sum(s.llm_seconds for s in steps),
         }

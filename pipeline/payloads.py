@@ -29,21 +29,26 @@ class PassageRef(_Strict):
     page: int | None = None
     url: str | None = None
     number: int | None = None
+    table: int | None = None  # a table of its file (a passage holding the table as Markdown)
 
     @classmethod
     def of(cls, doc: Document, number: int | None = None) -> "PassageRef":
         meta = doc.metadata
         page = meta.get("page")
+        table = meta.get("table")
         return cls(id=doc.id or meta.get("id"), title=meta.get("title") or "", text=doc.page_content,
                    source=meta.get("source"), collection=meta.get("collection"),
                    page=int(page) if isinstance(page, (int, float)) or (isinstance(page, str) and page.isdigit())
                    else None,
-                   url=meta.get("url"), number=number)
+                   url=meta.get("url"), number=number,
+                   table=int(table) if isinstance(table, int) and not isinstance(table, bool) and table > 0
+                   else None)
 
     def label(self) -> str:
         """Where the passage comes from, for people: its title, then the file and page, or the url."""
         where = self.url or self.source or self.collection or ""
         page = f", p. {self.page}" if self.page else ""
+        page += f", table {self.table}" if self.table else ""
         title = self.title or "Untitled"
         return f"{title} — {where}{page}" if where else title
 
@@ -56,6 +61,7 @@ def passage_refs(docs: list[Document], start: int = 1) -> list[PassageRef]:
 class QAPair(_Strict):
     question: str
     answer: str
+    passage: int | None = None  # the number of the passage it was read from (ToC's one-passage clarification)
 
 
 class RoutePayload(_Strict):
@@ -170,6 +176,129 @@ class AnswerPayload(_Strict):
     collected: list[PassageRef] = Field(default_factory=list)
     unambiguous: bool | None = None
     interpretations: list[QAPair] = Field(default_factory=list)
+    abstained: bool = False  # the answer says the sources do not answer the question
+    support: float | None = None  # share of the question's key terms the passages mention, when too low
+
+
+class ResultRef(_Strict):
+    """A search result as a browsing agent saw it: its number in the result list, title, snippet and address."""
+
+    number: int
+    title: str = ""
+    snippet: str = ""
+    url: str | None = None
+    source: str | None = None
+    collection: str | None = None
+
+
+class SentenceRef(_Strict):
+    """A numbered sentence of the page window a browsing agent saw; ``quoted`` when that step quoted it."""
+
+    number: int
+    text: str
+    quoted: bool = False
+
+
+class PageView(_Strict):
+    """The page open after a browsing action, and which of its windows is shown (1-based)."""
+
+    title: str = ""
+    url: str | None = None
+    source: str | None = None
+    collection: str | None = None
+    page: int | None = None
+    window: int = 1
+    windows: int = 1
+
+
+class ActionPayload(_Strict):
+    """One action of a browsing agent (WebCPM-style): what it did and what the screen showed after it (results,
+    or a page window as numbered sentences), the fact it quoted or merged, the actions it was allowed and the
+    rules that masked others, a refusal. ``passages`` holds the passages loaded into view or quoted (the
+    evaluation's support recall). ``step`` numbers the agent's own actions (None for the start and for an end it
+    did not choose); ``ended_by`` on the finish step: model (the agent chose Finish), budget, invalid, error, web
+    (the search failed), pages or facts (the one-shot variant read every page, or found enough facts)."""
+
+    kind: Literal["action"] = "action"
+    action: Literal["start", "choose", "search", "load", "scroll_down", "scroll_up", "back", "quote", "merge",
+                    "finish", "invalid"]
+    step: int | None = None
+    browser: str = ""  # what is browsed (on a start step)
+    query: str | None = None
+    results: list[ResultRef] = Field(default_factory=list)
+    result: int | None = None  # the result a load opened
+    page: PageView | None = None
+    sentences: list[SentenceRef] = Field(default_factory=list)
+    fact: int | None = None  # the fact this step quoted or merged into
+    merged: list[int] = Field(default_factory=list)  # the facts a merge joined
+    facts: int = 0  # facts held after this step
+    passages: list[PassageRef] = Field(default_factory=list)
+    allowed: list[str] = Field(default_factory=list)
+    rules: list[str] = Field(default_factory=list)
+    refused: str = ""  # why a rule refused the chosen action (a repeated query), or why a reply was invalid
+    error: str = ""  # why the browser failed (a search or a page that did not load)
+    ended_by: str = ""
+    message: str = ""
+
+
+class GraphRef(_Strict):
+    """A passage graph a walk used: its collection and its size for people."""
+
+    collection: str
+    description: str = ""
+    current: bool = True  # False: built for an earlier state of the collection
+
+
+class WalkPayload(_Strict):
+    """The root of a graph walk (KGP): the graphs walked and the walk's bounds; when done, how many passages it
+    visited. ``mode``: content (seeds, then neighbours chosen by the model's next evidence), structure (a
+    question about a table or page, answered from that node) or retrieval (no graph: a plain retrieval)."""
+
+    kind: Literal["walk"] = "walk"
+    question: str
+    mode: Literal["content", "structure", "retrieval"] = "content"
+    graphs: list[GraphRef] = Field(default_factory=list)
+    seeds: int = 0
+    neighbours: int = 0
+    budget: int = 0
+    depth: int = 0
+    visited: int = 0
+    target: str = ""  # what a structure question asked for: "table 2 of report.pdf"
+
+
+class VisitPayload(_Strict):
+    """A node the walk reached: a passage or table with the edge type that led there (``seed`` for a seed;
+    several types joined by "+"), or a page node of a structure question. ``from_node`` is the passage it came
+    from (also the step's parent), ``via`` the keywords, title or page the edge went through, ``score`` its
+    similarity to the next evidence (or its seed retrieval score) and ``rank`` its place among the candidates."""
+
+    kind: Literal["visit"] = "visit"
+    node: str
+    node_kind: Literal["passage", "table", "page", "document"] = "passage"
+    passage: PassageRef | None = None
+    label: str = ""  # a structure node for people: "Page 3 of report.pdf"
+    edge: str = "seed"
+    via: str = ""
+    from_node: str | None = None
+    score: float | None = None
+    rank: int | None = None
+    depth: int = 0
+    seed: bool = False
+    collection: str | None = None
+
+
+class EvidencePayload(_Strict):
+    """The next piece of evidence the model asked for on one path (the question and the path's passages), and
+    how many neighbours of the path's last passage were ranked against it and visited. ``fallback`` says why
+    the question itself ranked them instead (the model asked for nothing usable)."""
+
+    kind: Literal["evidence"] = "evidence"
+    text: str = ""
+    path: list[str] = Field(default_factory=list)  # passage ids from the seed to the expanded passage
+    depth: int = 0
+    candidates: int = 0
+    chosen: int = 0
+    fallback: str = ""
 
 
 class WarningPayload(_Strict):
@@ -184,7 +313,8 @@ class ErrorPayload(_Strict):
 
 Payload = Annotated[
     Union[RoutePayload, RetrievePayload, NodePayload, ExpandPayload, VerifyPayload, PrunePayload, HopPayload,
-          TokenPayload, AnswerPayload, WarningPayload, ErrorPayload],
+          TokenPayload, AnswerPayload, WarningPayload, ErrorPayload, ActionPayload, WalkPayload, VisitPayload,
+          EvidencePayload],
     Field(discriminator="kind"),
 ]
 

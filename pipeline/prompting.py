@@ -27,6 +27,7 @@ from langchain_core.vectorstores import InMemoryVectorStore
 
 from models.langchain_backend import to_wire_messages
 from models.llm import GenerationOptions, Message
+from pipeline.untrusted import format_passage
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
 
@@ -139,7 +140,7 @@ def _literal(text: str) -> str:
 
 
 def format_passages(passages: list[Document]) -> str:
-    """Passages numbered from 1 as the answer prompts cite them: ``[n] Title: text``."""
-    return "\n".join(
-        f"[{i}] {p.metadata.get('title') or 'Untitled'}: {p.page_content}" for i, p in enumerate(passages, 1)
-    )
+    """Passages numbered from 1 as the answer prompts cite them: ``[n] Title: text``, one passage a line, with
+    control tokens and instruction-like text removed (``pipeline.untrusted``). The prompt files fence the block
+    in ``<passages>`` ... ``</passages>`` as quoted data."""
+    return "\n".join(f"[{i}] {format_passage(p)}" for i, p in enumerate(passages, 1))

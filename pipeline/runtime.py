@@ -3,14 +3,19 @@ run's context is assembled from a person's choices. Used alike by the app, the C
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from corpora.demo import ensure_demo_collection
 from corpora.store import CollectionStore
+from models.cancel import wait_cancellable
+from models.catalog import ModelCatalog, ModelOption, default_models_dir
 from models.embeddings import SentenceEmbeddings
 from models.llm import ChatModel
 from models.loading import load_chat_model
@@ -19,6 +24,17 @@ from pipeline.context import RunContext
 from pipeline.retrieval import HybridRetriever
 from pipeline.settings import Settings
 from pipeline.web import WebSource
+
+
+MAX_QUESTION_CHARS = 2000  # a longer question is refused before any model work (a pasted document, a mistake)
+
+
+def model_queue_position(cancel: threading.Event) -> int | None:
+    """How many model calls of other runs come before the next call of the run whose Stop switch is ``cancel``
+    (in-process models take turns); None when that run is not waiting for one."""
+    from models.llama_backend import CALL_GATE
+
+    return CALL_GATE.ahead_of(cancel)
 
 
 def default_data_dir() -> Path:
@@ -38,18 +54,35 @@ class RuntimeConfig:
     chroma_url: str | None = None  # None: embedded Chroma under data_dir
     # IRCoT prompts reach about 4,600 tokens with 15 long passages; 8,192 fits them (KV cache ~235 MB, 1.5B).
     n_ctx: int = 8192
+    models_dir: Path | None = None  # extra GGUF files on offer; None: default_models_dir(data_dir)
+    endpoints: tuple[str, ...] = ()  # NAME=SPEC model servers on offer
+    models_config: Path | None = None  # a TOML file with a [models] table of NAME = "SPEC"
+    max_loaded_models: int = 2  # the least recently used model beyond this is unloaded
+    # Questions run at once in the app (more wait in the page's queue). In-process model calls take turns
+    # through one gate anyway; a run waiting on retrieval, the web or a model server holds up nobody.
+    max_runs: int = 8
+    max_question_chars: int = MAX_QUESTION_CHARS  # a longer question is refused before any model work
 
 
 class Runtime:
-    """Lazily created, shared resources. Loading is guarded by a lock; models are cached by choice."""
+    """Lazily created, shared resources. Models are those of the operator's catalog, each loaded at most once
+    (keyed by file or endpoint), the least recently used unloaded beyond ``max_loaded_models``. Loading runs in
+    a worker thread and holds no lock that the collections or other sessions need."""
 
     def __init__(self, config: RuntimeConfig, embeddings: SentenceEmbeddings | None = None) -> None:
         self.config = config
         self._lock = threading.RLock()
         self._embeddings = embeddings  # None: loaded on first use
         self._store: CollectionStore | None = None
-        self._models: dict[str, ChatModel] = {}
         self._reranker: RankFusionReranker | None = None
+        self.catalog = ModelCatalog.configured(
+            config.model, models_dir=config.models_dir or default_models_dir(config.data_dir),
+            endpoints=config.endpoints, config=config.models_config)
+        self._models_lock = threading.Lock()  # guards the three model tables, never held while loading
+        self._loaded: OrderedDict[str, ChatModel] = OrderedDict()  # by identity, least recently used first
+        self._loading: dict[str, Future] = {}
+        self._pinned: set[str] = set()  # models given by use_model: never unloaded
+        self._loader = ThreadPoolExecutor(max_workers=2, thread_name_prefix="model-load")
 
     @property
     def embeddings(self) -> SentenceEmbeddings:
@@ -72,17 +105,60 @@ class Runtime:
                 self._reranker = RankFusionReranker(self.embeddings)
             return self._reranker
 
-    def llm(self, choice: str | None = None) -> ChatModel:
-        choice = choice or self.config.model
-        with self._lock:
-            if choice not in self._models:
-                self._models[choice] = load_chat_model(choice, n_ctx=self.config.n_ctx)
-            return self._models[choice]
+    def model_choices(self) -> list[tuple[str, str]]:
+        """(label, key) of every model on offer, for the browser's dropdown."""
+        return self.catalog.choices()
+
+    def llm(self, choice: str | None = None, cancel: threading.Event | None = None) -> ChatModel:
+        """The model offered under ``choice`` (default: the runtime's), loading it if needed. ``ModelError``
+        when it is not on offer or cannot load; ``Cancelled`` as soon as ``cancel`` is set while it loads."""
+        option = self.catalog.get(choice or self.config.model)
+        identity = option.identity()
+        with self._models_lock:
+            if identity in self._loaded:
+                self._loaded.move_to_end(identity)
+                return self._loaded[identity]
+            future = self._loading.get(identity)
+            if future is None:
+                future = self._loading[identity] = self._loader.submit(self._load, option, identity)
+        return wait_cancellable(future.result, cancel)
+
+    def _load(self, option: ModelOption, identity: str) -> ChatModel:
+        try:
+            model = load_chat_model(option.spec, n_ctx=self.config.n_ctx)
+        finally:
+            with self._models_lock:
+                self._loading.pop(identity, None)
+        with self._models_lock:
+            self._loaded[identity] = model
+            evicted = self._evict(keep=identity)
+        if evicted:
+            # A run still using an unloaded model keeps it alive until it ends; collect now so that memory is
+            # given back as soon as nothing uses it (llama.cpp objects sit in reference cycles).
+            del evicted
+            gc.collect()
+        return model
+
+    def _evict(self, keep: str) -> list[ChatModel]:
+        evicted = []
+        for identity in list(self._loaded):
+            if len(self._loaded) <= max(1, self.config.max_loaded_models):
+                break
+            if identity != keep and identity not in self._pinned:
+                evicted.append(self._loaded.pop(identity))
+        return evicted
+
+    def loaded_models(self) -> list[str]:
+        """Identities of the models in memory, least recently used first."""
+        with self._models_lock:
+            return list(self._loaded)
 
     def use_model(self, choice: str, model: ChatModel) -> None:
-        """Serve ``choice`` with an already built model (a scripted one in tests, say)."""
-        with self._lock:
-            self._models[choice] = model
+        """Offer ``choice`` served by an already built model (a scripted one in tests, say)."""
+        identity = self.catalog.add(choice).identity()
+        with self._models_lock:
+            self._loaded[identity] = model
+            self._pinned.add(identity)
 
     def ensure_demo(self, progress: Callable[[int, int], None] | None = None) -> None:
         ensure_demo_collection(self.store, progress)
@@ -94,16 +170,20 @@ class Runtime:
         settings: Settings | None = None,
         web: WebSource | None = None,
         model: str | None = None,
+        cancel: threading.Event | None = None,
     ) -> RunContext:
-        """A run context over the named collections (and ``web`` when given and enabled in ``settings``)."""
+        """A run context over the named collections (and ``web`` when given and enabled in ``settings``);
+        ``cancel`` stops the wait for the model to load."""
         settings = settings or Settings()
         use_web = web if settings.use_web else None
         sources = self.store.open_many(collections)
         retriever = HybridRetriever(sources, use_web) if (sources or use_web) else None
-        return RunContext(llm=self.llm(model), retriever=retriever, settings=settings,
-                          embeddings=self.embeddings, reranker=self.reranker)
+        return RunContext(llm=self.llm(model, cancel), retriever=retriever, settings=settings,
+                          embeddings=self.embeddings, reranker=self.reranker, cancel=cancel or threading.Event())
 
     def close(self) -> None:
-        for model in self._models.values():
+        self._loader.shutdown(wait=True)
+        with self._models_lock:
+            models, self._loaded = list(self._loaded.values()), OrderedDict()
+        for model in models:
             model.close()
-        self._models.clear()

@@ -10,19 +10,20 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
 from corpora.store import CollectionError
-from models.errors import ModelError
+from models.errors import Cancelled, ModelError
 from pipeline.context import RunContext
 from pipeline.conversation import with_context
 from pipeline.events import StepEvent, Tracer
 from pipeline.fold import RunState
 from pipeline.methods import METHODS, MethodSpec, run_method
-from pipeline.payloads import ErrorPayload, RoutePayload
+from pipeline.payloads import ErrorPayload, RoutePayload, WarningPayload
 from pipeline.routing import Router
+from pipeline.runtime import MAX_QUESTION_CHARS
 from pipeline.settings import Settings
 from pipeline.trace import save_trace
 from pipeline.web import WebSource
@@ -30,7 +31,6 @@ from pipeline.web import WebSource
 log = logging.getLogger(__name__)
 
 AUTO = "auto"
-MAX_QUESTION_CHARS = 2000  # a longer question is refused before any model work (a pasted document, a mistake)
 
 
 @dataclass(frozen=True)
@@ -52,9 +52,10 @@ class Conversation:
     asked: list[str] = field(default_factory=list)
 
 
-# Builds a run's context from the request and the session's web source; raises CollectionError, ModelError or
-# ValueError with a message for people when it cannot.
-ContextBuilder = Callable[[RunRequest, "WebSource | None"], RunContext]
+# Builds a run's context from the request, the session's web source and the run's Stop switch (which ends a wait
+# for the model to load); raises CollectionError, ModelError or ValueError with a message for people when it
+# cannot, Cancelled when stopped.
+ContextBuilder = Callable[[RunRequest, "WebSource | None", threading.Event], RunContext]
 
 
 class Run:
@@ -93,10 +94,10 @@ class RunService:
     @classmethod
     def for_runtime(cls, runtime, trace_dir: Path | None = None) -> "RunService":
         """A service over the app's runtime: its collections, models and embedder."""
-        def build(request: RunRequest, web: WebSource | None) -> RunContext:
+        def build(request: RunRequest, web: WebSource | None, cancel: threading.Event) -> RunContext:
             return runtime.context(list(request.collections), settings=request.settings, web=web,
-                                   model=request.model)
-        return cls(build, Router(lambda: runtime.embeddings), trace_dir)
+                                   model=request.model, cancel=cancel)
+        return cls(build, Router(lambda: runtime.embeddings), trace_dir, runtime.config.max_question_chars)
 
     def start(self, request: RunRequest, *, conversation: Conversation | None = None,
               cancel: threading.Event | None = None, web: WebSource | None = None,
@@ -106,6 +107,13 @@ class RunService:
         (the evaluation gives each item its own corpus); ``trace_dir`` replaces the service's."""
         return Run(self, request, conversation, cancel or threading.Event(), web, context,
                    run_id or uuid.uuid4().hex[:12], trace_dir or self.trace_dir)
+
+    def compare(self, request: RunRequest, methods: list[str], *, conversation: Conversation | None = None,
+                cancel: threading.Event | None = None, web: WebSource | None = None,
+                trace_dir: Path | None = None) -> "Comparison":
+        """Runs of ``request``'s question with each of ``methods`` in turn (see ``Comparison``)."""
+        return Comparison(self, request, methods, conversation, cancel or threading.Event(), web,
+                          trace_dir or self.trace_dir)
 
     def choose(self, question: str, method: str) -> tuple[MethodSpec, str]:
         """The method to run for ``question`` and the reason (Auto's, or none for a chosen method)."""
@@ -140,11 +148,14 @@ class RunService:
                                         question=question, reason=reason, auto=request.method == AUTO,
                                         follow_up=follow_up), spec.label)
         try:
-            ctx = context if context is not None else self._context(request, web)
+            ctx = context if context is not None else self._context(request, web, cancel)
+        except Cancelled:
+            yield tracer.event(WarningPayload(message="The run was stopped."), "Stopped")
+            return
         except (CollectionError, ModelError, ValueError) as exc:
             yield tracer.event(ErrorPayload(message=str(exc)), "Cannot answer")
             return
-        ctx.cancel = cancel
+        ctx.stop_with(cancel)
         yield from run_method(spec, question, ctx, tracer=tracer)
 
     def _problem(self, question: str) -> str | None:
@@ -155,18 +166,52 @@ class RunService:
                     f"{self.max_question_chars:,}. Ask it in fewer words.")
         return None
 
-    def _context(self, request: RunRequest, web: WebSource | None) -> RunContext:
+    def _context(self, request: RunRequest, web: WebSource | None, cancel: threading.Event) -> RunContext:
         if self.build_context is None:
             raise ValueError("This service has no way to build a run context.")
-        return self.build_context(request, web)
+        return self.build_context(request, web, cancel)
 
+
+
+class Comparison:
+    """Several methods on one question, one run after another (they share one model, so they take turns), each
+    streaming its events as it goes. Iterate it for ``(run, event)`` pairs; ``runs`` holds the runs started so
+    far. The question is resolved once (a follow-up is joined with the previous question once, and recorded
+    once in the conversation); Stop ends the running method and starts no other."""
+
+    def __init__(self, service: RunService, request: RunRequest, methods: list[str],
+                 conversation: Conversation | None, cancel: threading.Event, web: WebSource | None,
+                 trace_dir: Path | None) -> None:
+        self.request = request
+        self.methods = list(dict.fromkeys(methods))
+        self.runs: list[Run] = []
+        self._service, self._conversation, self._cancel = service, conversation, cancel
+        self._web, self._trace_dir = web, trace_dir
+
+    def __iter__(self) -> Iterator[tuple[Run, StepEvent]]:
+        # Each run resolves the question against the conversation as it was before the comparison (the same
+        # answer every time); only the first run's record of it is kept.
+        before = list(self._conversation.asked) if self._conversation is not None else None
+        for index, method in enumerate(self.methods):
+            if index and self._cancel.is_set():
+                break
+            conversation = self._conversation if index == 0 or before is None else Conversation(list(before))
+            run = self._service.start(replace(self.request, method=method), conversation=conversation,
+                                      cancel=self._cancel, web=self._web, trace_dir=self._trace_dir)
+            self.runs.append(run)
+            for event in run:
+                yield run, event
+
+    @property
+    def trace_files(self) -> list[Path]:
+        return [path for run in self.runs for path in run.trace_files]
 
 
 def _save(state: RunState, folder: Path | None) -> list[Path]:
     if folder is None or not state.events:
         return []
     try:
-        return save_trace(state, folder, state.route.describe() if state.route else "")
+        return save_trace(state, folder, state.route.describe() if state.route else "", picture=True)
     except OSError as exc:
         log.warning("could not save the trace: %s", exc)
         return []

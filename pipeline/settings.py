@@ -30,6 +30,11 @@ class Settings(BaseModel):
         "scored by EM/F1 against short answers (the IRCoT reader, FlashRAG).",
     )
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 is greedy decoding: runs are reproducible.")
+    min_support: float = Field(
+        0.5, ge=0.0, le=1.0,
+        description="Answer only when the passages mention at least this weighted share of the question's key "
+        "terms (names and numbers count double); otherwise say that the sources do not answer it. 0 never "
+        "abstains. Chosen on the dev files (docs/benchmarks.md, benchmarks/abstention.py).")
     answer_max_tokens: int | None = Field(
         None, description="Override the answer prompt's own budget (prompts/*.yaml max_tokens).",
         json_schema_extra=HIDDEN,

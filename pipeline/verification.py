@@ -19,6 +19,7 @@ from models.llm import ChatModel, ChatResult
 from pipeline.payloads import Evidence, PassageRef
 from pipeline.prompting import load_prompt
 from pipeline.text import normalize_answer
+from pipeline.untrusted import format_passage, neutralise
 
 
 @dataclass
@@ -35,7 +36,8 @@ class Verdict:
 class Verifier(Protocol):
     name: str
 
-    def verify(self, ambiguous: str, clarified: str, answer: str, passages: list[Document]) -> Verdict: ...
+    def verify(self, ambiguous: str, clarified: str, answer: str, passages: list[Document],
+               source: Document | None = None) -> Verdict: ...
 
 
 def answer_passage(answer: str, passages: list[Document]) -> Document | None:
@@ -44,7 +46,8 @@ def answer_passage(answer: str, passages: list[Document]) -> Document | None:
     if not needle:
         return None
     for passage in passages:
-        if needle in normalize_answer(f"{passage.metadata.get('title', '')} {passage.page_content}"):
+        # The text the model read: an answer that only an injected instruction holds has no evidence.
+        if needle in normalize_answer(f"{passage.metadata.get('title', '')} {neutralise(passage.page_content).text}"):
             return passage
     return None
 
@@ -75,19 +78,24 @@ class EvidenceVerifier:
         vectors = np.asarray(self.embeddings.embed_documents([ambiguous, clarified]))
         return float(np.clip(vectors[0] @ vectors[1], 0.0, 1.0))
 
-    def verify(self, ambiguous: str, clarified: str, answer: str, passages: list[Document]) -> Verdict:
-        passage = answer_passage(answer, passages)
+    def verify(self, ambiguous: str, clarified: str, answer: str, passages: list[Document],
+               source: Document | None = None) -> Verdict:
+        """``source``: the passage the clarification was read from (one-passage clarification); its relevance
+        to the ambiguous question replaces the clarified question's, which restates the question whatever the
+        passage is about."""
+        passage = answer_passage(answer, ([source] if source is not None else []) + passages)
         if passage is None:
             return Verdict(False, 0.0, "the answer appears in no retrieved passage", Evidence(answer=answer))
         messages = self.prompt.messages(
             ambiguous_question=ambiguous,
-            passage=f"{passage.metadata.get('title', '')}: {passage.page_content}",
+            passage=format_passage(passage),  # neutralised: pipeline/untrusted.py
             clarified_question=clarified,
             answer=answer,
         )
         result = self.llm.chat(messages, self.prompt.options(self.temperature, top_logprobs=10))
         p_true = probability_true(result)
-        relevance = self.relevance(ambiguous, clarified)
+        about = f"{source.metadata.get('title', '')}: {source.page_content}" if source is not None else clarified
+        relevance = self.relevance(ambiguous, about)
         score = (p_true + relevance) / 2
         evidence = Evidence(passage=PassageRef.of(passage), p_true=round(p_true, 4),
                             relevance=round(relevance, 4), sampled=result.text.strip())

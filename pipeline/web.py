@@ -46,6 +46,10 @@ class DuckDuckGoBackend:
         self.backend = backend
         self.region = region
 
+    def online(self) -> bool:
+        """False when the search engine's name does not resolve (no network)."""
+        return _resolves(OFFLINE_PROBE_HOST, timeout_s=1.0)
+
     def search(self, query: str, max_results: int) -> list[dict[str, str]]:
         from ddgs import DDGS
         from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
@@ -75,6 +79,22 @@ class WebSource:
         self.max_results = max_results
         self._cache: dict[tuple[str, int], list[Document]] = {}
         self._lock = threading.Lock()
+        self._pages = None  # this session's page loader (the web agent's), made on first use
+
+    @property
+    def pages(self):
+        """This session's guarded page loader with its cache of loaded pages (``pipeline.browsing.fetch``)."""
+        with self._lock:
+            if self._pages is None:
+                from pipeline.browsing.fetch import PageFetcher
+
+                self._pages = PageFetcher()
+            return self._pages
+
+    def online(self) -> bool:
+        """False when the backend can tell that the machine is offline; True when it cannot tell."""
+        probe = getattr(self.backend, "online", None)
+        return bool(probe()) if callable(probe) else True
 
     def search(self, query: str, k: int | None = None) -> list[Document]:
         k = k or self.max_results

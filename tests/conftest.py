@@ -17,6 +17,9 @@ REPO = Path(__file__).resolve().parent.parent
 def pytest_configure(config):
     config.addinivalue_line("markers", "real_model: runs a real GGUF model through llama.cpp (slow)")
     config.addinivalue_line("markers", "server: starts a real server process on loopback")
+    config.addinivalue_line("markers", "faults: crashes, locks and unusable directories, with child processes")
+    config.addinivalue_line("markers", "default_model: runs the default 1.5B model for minutes; only when selected "
+                                       "with -m default_model (tests/test_examples.py)")
 
 
 @pytest.fixture(scope="session")

@@ -24,10 +24,12 @@ class ScriptedLLM(ChatModel):
 
     name = "scripted"
 
-    def __init__(self, script: Script, logprobs: dict[str, float] | None = None, delay: float = 0.0) -> None:
+    def __init__(self, script: Script, logprobs: dict[str, float] | None = None, delay: float = 0.0,
+                 gate=None) -> None:
         self.script = script
         self.logprobs = logprobs
         self.delay = delay  # seconds per streamed piece, to watch a run unfold in a browser
+        self.gate = gate  # a models.cancel.CallGate: calls take turns through it, as in-process models do
         self.calls: list[tuple[list[Message], GenerationOptions]] = []
 
     def _next_reply(self, messages: list[Message], options: GenerationOptions) -> str:
@@ -42,6 +44,16 @@ class ScriptedLLM(ChatModel):
         return reply
 
     def stream(self, messages: list[Message], options: GenerationOptions) -> Iterator[str | ChatResult]:
+        if self.gate is None:
+            yield from self._stream(messages, options)
+            return
+        self.gate.acquire(options.cancel)
+        try:
+            yield from self._stream(messages, options)
+        finally:
+            self.gate.release()
+
+    def _stream(self, messages: list[Message], options: GenerationOptions) -> Iterator[str | ChatResult]:
         self.calls.append((messages, options))
         reply = self._next_reply(messages, options)
         pieces = re.findall(r"\S+\s*|\s+", reply)

@@ -191,3 +191,15 @@ def test_run_item_on_auto_records_which_method_ran(embeddings):
                                                            retriever=ScriptedRetriever(lambda q, k: docs),
                                                            settings=settings_with(answer_style="short")))
     assert "routed_to" not in plain and "routed_to" not in summarize([plain])["oner"]["cost"]
+
+
+def test_the_evaluation_keeps_its_indexes_out_of_the_persons_collections(toy, monkeypatch, embeddings):
+    from corpora.store import CollectionStore
+
+    data, _llm, tmp_path = toy
+    app_data = tmp_path / "app-data"
+    monkeypatch.setenv("RQA_DATA_DIR", str(app_data))
+    assert evaluate.main(["--data", str(data), "--methods", "oner", "--model", "fake", "--out",
+                          str(tmp_path / "results.json")]) == 0
+    assert (app_data / "evaluation").is_dir()  # the default: beside the person's collections, not among them
+    assert CollectionStore(app_data, embeddings).names() == []

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from corpora.ingest import ingest_files
+from corpora.ingest import ingest_files, safe_source_name
 from corpora.loaders import UnreadableFile, load_file
+from corpora.store import CollectionStore
 
 PARAGRAPH = (
     "The Vasa was a Swedish warship built between 1626 and 1628. The ship sank after sailing about 1,300 "
@@ -92,14 +95,18 @@ def test_same_file_twice_adds_nothing(store, files):
     assert collection.count() == count
 
 
-def test_changed_file_replaces_its_old_version(store, files):
+def test_changed_file_replaces_its_old_version_only_when_asked(store, files):
     collection = store.create("versions")
     ingest_files(collection, [(files / "guide.md", "guide.md")])
     (files / "guide.md").write_text("# Visiting Uppsala\n\nSee the cathedral.\n")
-    outcome = ingest_files(collection, [(files / "guide.md", "guide.md")])[0]
-    assert outcome.status == "replaced"
+    refused = ingest_files(collection, [(files / "guide.md", "guide.md")])[0]
+    assert refused.status == "failed" and refused.message.startswith("a different guide.md is already in 'versions'")
+    assert collection.files() == {"guide.md": 1}
+    outcome = ingest_files(collection, [(files / "guide.md", "guide.md")], replace=True)[0]
+    assert outcome.status == "replaced" and outcome.passages == 1
     texts = [d.page_content for d in collection.get(collection.bm25().ids)]
     assert any("cathedral" in t for t in texts) and not any("ferry" in t for t in texts)
+    assert collection.files() == {"guide.md": 1}
 
 
 @pytest.mark.parametrize(
@@ -147,3 +154,155 @@ def test_scanned_pdf_without_text(tmp_path):
     pdf.output(str(tmp_path / "scan.pdf"))
     with pytest.raises(UnreadableFile, match="no extractable text"):
         load_file(tmp_path / "scan.pdf")
+
+
+def _two_readmes(tmp_path):
+    (tmp_path / "docs").mkdir(parents=True)
+    (tmp_path / "README.md").write_text("# Project\n\nThe project answers questions about ships.\n")
+    (tmp_path / "docs" / "README.md").write_text(
+        "# Docs\n\nThe documentation explains the harbour index.\n\n" + PARAGRAPH * 6)
+    return tmp_path / "README.md", tmp_path / "docs" / "README.md"
+
+
+def test_two_different_files_with_one_name_never_replace_each_other(store, tmp_path):
+    top, docs = _two_readmes(tmp_path)
+    collection = store.create("notes")
+    assert [o.status for o in ingest_files(collection, [(top, "README.md")])] == ["added"]
+    refused = ingest_files(collection, [(docs, "README.md")])[0]
+    assert refused.status == "failed" and refused.passages == 0
+    assert refused.message == (
+        "a different README.md is already in 'notes' (1 passages); rename the file, or tick 'Replace files with "
+        "the same name' / pass --replace to replace it.")
+    assert collection.files() == {"README.md": 1} and collection.bm25_search("harbour index", 3) == []
+    # The same content again is simply there already; the other file only goes in when asked.
+    assert ingest_files(collection, [(top, "README.md")])[0].status == "unchanged"
+    replaced = ingest_files(collection, [(docs, "README.md")], replace=True)[0]
+    assert replaced.status == "replaced" and "(1 passages) was removed" in replaced.message
+    assert collection.files() == {"README.md": replaced.passages} and replaced.passages >= 2
+    assert not any("answers questions" in d.page_content for d in collection.get(collection.bm25().ids))
+
+
+def test_two_files_of_one_name_in_one_call(store, tmp_path):
+    top, docs = _two_readmes(tmp_path)
+    collection = store.create("batch")
+    outcomes = ingest_files(collection, [(top, "README.md"), (docs, "README.md")], replace=True)
+    assert [o.status for o in outcomes] == ["added", "failed"]
+    assert "another file of the same name is among the files being added" in outcomes[1].message
+    assert collection.files() == {"README.md": 1}
+
+
+def test_cli_keys_files_by_relative_path_and_replaces_only_when_asked(tmp_path, embeddings, monkeypatch, capsys):
+    import pipeline.__main__ as cli
+    from pipeline.runtime import Runtime, RuntimeConfig
+
+    top, docs = _two_readmes(tmp_path / "work")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "notes.txt").write_text(PARAGRAPH)
+    data = tmp_path / "data"
+    monkeypatch.setattr(cli, "_runtime", lambda args: Runtime(
+        RuntimeConfig(data_dir=Path(args.data_dir), model="default"), embeddings=embeddings))
+    monkeypatch.chdir(tmp_path / "work")
+    code = cli.main(["--data-dir", str(data), "ingest", "notes", "README.md", "./docs/README.md",
+                     str(outside / "notes.txt")])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0
+    store = CollectionStore(data, embeddings)
+    files_in = store.open("notes").files()
+    assert set(files_in) == {"README.md", "docs/README.md", "notes.txt"}
+    assert lines == ["added     README.md: 1 passages",
+                     f"added     docs/README.md: {files_in['docs/README.md']} passages",
+                     "added     notes.txt: 1 passages"]
+
+    docs.write_text("# Docs\n\nRewritten.\n")
+    assert cli.main(["--data-dir", str(data), "ingest", "notes", "docs/README.md"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"failed    docs/README.md: a different docs/README.md is already in 'notes' ({files_in['docs/README.md']} "
+        "passages); rename the file, or tick 'Replace files with the same name' / pass --replace to replace it."]
+    assert cli.main(["--data-dir", str(data), "ingest", "notes", "docs/README.md", "--replace"]) == 0
+    assert capsys.readouterr().out.startswith("replaced  docs/README.md: 1 passages (the other docs/README.md (")
+    assert store.open("notes").files() == {"README.md": 1, "docs/README.md": 1, "notes.txt": 1}
+
+
+def test_each_file_is_reported_as_soon_as_it_is_done(store, files):
+    collection = store.create("events")
+    events = []
+    outcomes = ingest_files(collection, [(files / "notes.txt", "notes.txt"), (files / "bad.exe", "bad.exe"),
+                                         (files / "guide.md", "guide.md")],
+                            progress=lambda done, total, what: events.append(("progress", what)),
+                            on_file=lambda outcome: events.append(("file", outcome.name, outcome.status)))
+    finished = [e for e in events if e[0] == "file"]
+    assert finished == [("file", o.name, o.status) for o in outcomes]
+    assert finished == [("file", "bad.exe", "failed"), ("file", "notes.txt", "added"), ("file", "guide.md", "added")]
+    # notes.txt is announced before any of guide.md's passages are embedded.
+    assert events.index(("file", "notes.txt", "added")) < events.index(("progress", "guide.md"))
+
+
+def test_a_partly_stored_file_is_completed_by_the_next_ingest(store, files):
+    from corpora.splitting import file_sha256, split_file
+
+    (files / "long.txt").write_text(PARAGRAPH * 40, encoding="utf-8")
+    passages = split_file(load_file(files / "long.txt"), source="long.txt",
+                          content_sha256=file_sha256((files / "long.txt").read_bytes()))
+    assert len(passages) >= 8 and {p.metadata["file_passages"] for p in passages} == {len(passages)}
+    collection = store.create("partial")
+    collection.add(passages[:3])  # what an ingest that died after its first batch leaves
+    (version,) = collection.file_versions("long.txt")
+    assert (version.stored, version.expected, version.complete) == (3, len(passages), False)
+    outcome = ingest_files(collection, [(files / "long.txt", "long.txt")])[0]
+    assert outcome.status == "completed" and outcome.passages == len(passages)
+    assert f"its {len(passages) - 3} missing passages were added" in outcome.message
+    assert collection.files() == {"long.txt": len(passages)} == {"long.txt": collection.count()}
+    assert ingest_files(collection, [(files / "long.txt", "long.txt")])[0].status == "unchanged"
+
+
+def test_a_failure_while_storing_keeps_nothing_of_the_file(store, files, monkeypatch):
+    (files / "long.txt").write_text(PARAGRAPH * 60, encoding="utf-8")
+    collection = store.create("rollback")
+    ingest_files(collection, [(files / "guide.md", "guide.md")])
+    real_add, calls = collection._vectors.add_documents, []
+
+    def add_then_fail(batch, ids):
+        calls.append(len(batch))
+        if len(calls) == 2:
+            raise OSError("disk full")
+        return real_add(batch, ids=ids)
+
+    monkeypatch.setattr(collection._vectors, "add_documents", add_then_fail)
+    monkeypatch.setattr("corpora.store._ADD_BATCH", 4)
+    outcome = ingest_files(collection, [(files / "long.txt", "long.txt")])[0]
+    assert calls == [4, 4] and outcome.status == "failed"
+    assert outcome.message == "long.txt: could not be stored (disk full); nothing of it was kept."
+    assert collection.files() == {"guide.md": 1} and len(collection.bm25().ids) == 1
+
+
+@pytest.mark.parametrize("raw, shown", [
+    ("invoice\u202etxt.exe", "invoicetxt.exe"),
+    ("\u2066photo\u2069\u200e\u200f\u061c.md", "photo.md"),
+    ("line\nbreak\x1b[31m\x00.txt", "linebreak[31m.txt"),
+    ("a\u2028b.txt", "ab.txt"),
+    ("../../etc/passwd.md", "passwd.md"),
+    ("..", "unnamed"),
+    ("\u202e", "unnamed"),
+])
+def test_names_lose_direction_overrides_and_control_characters(raw, shown):
+    assert safe_source_name(raw) == shown
+
+
+def test_folder_parts_are_kept_only_when_asked():
+    assert safe_source_name("../docs/./README.md", keep_folders=True) == "docs/README.md"
+    assert safe_source_name("docs\\sub\u202e/README.md", keep_folders=True) == "docs/sub/README.md"
+    assert safe_source_name("docs/README.md") == "README.md"
+
+
+def test_an_ingested_name_with_an_override_is_stored_safely(store, files):
+    collection = store.create("bidi")
+    outcome = ingest_files(collection, [(files / "guide.md", "report\u202edm.exe\u202c.md")])[0]
+    assert outcome.name == "reportdm.exe.md" and set(collection.files()) == {"reportdm.exe.md"}
+
+
+def test_the_collections_tab_names_every_status():
+    from corpora.ingest import STATUSES
+    from ui.collections_tab import _STATUS
+
+    assert set(_STATUS) == set(STATUSES)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -42,8 +43,11 @@ def test_grammar_and_first_token_probability(fast_llm):
     assert yes + no > 0.5  # the model's own odds put most of the mass on the two answers
 
 
-def test_cli_answers_from_the_demo_corpus_citing_a_retrieved_passage(demo_data_dir, fast_model_path):
-    env = {**os.environ, "RQA_DATA_DIR": str(demo_data_dir)}
+def test_cli_answers_from_the_demo_corpus_citing_a_retrieved_passage(demo_data_dir, fast_model_path, tmp_path):
+    # A copy: this test process holds the demo data directory (one process per embedded data directory).
+    data = tmp_path / "data"
+    shutil.copytree(demo_data_dir, data, ignore=shutil.ignore_patterns(".rqa.lock"))
+    env = {**os.environ, "RQA_DATA_DIR": str(data)}
     done = subprocess.run(
         [sys.executable, "-m", "pipeline", "--model", "fast", "ask",
          "Who directed the film Back to the Future?", "--method", "oner", "--corpus", "demo", "--json"],

@@ -87,7 +87,7 @@ def test_a_langchain_chat_openai_model_on_the_same_server(llm_server):
 
 def test_openai_backend_without_a_server_names_the_fix():
     with pytest.raises(ModelError, match="No OpenAI-compatible server answers"):
-        OpenAICompatibleChatModel(f"http://127.0.0.1:{free_port()}/v1", timeout_s=2)
+        OpenAICompatibleChatModel(f"http://127.0.0.1:{free_port()}/v1", connect_timeout_s=2)
 
 
 @pytest.fixture(scope="module")

@@ -276,3 +276,72 @@ def test_answers_contained_in_one_another_are_duplicates(retriever, embeddings):
     script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), ("Who was the 2024 Tour de France champion?", "Pogacar")]})
     tree = by_question(run_toc(script, retriever, embeddings, max_depth=1))
     assert tree["Who was the 2024 Tour de France champion?"].payload.prune_kind == "duplicate"
+
+
+READINGS = {"2024 Tour de France,": (Q24, "Tadej Pogacar"), "2023 Tour de France": (Q23, "Jonas Vingegaard"),
+            "2022 Tour de France": (Q22, "Jonas Vingegaard"),
+            "Femmes": ("Who won the 2024 Tour de France Femmes?", "Katarzyna Niewiadoma")}
+
+
+def passage_reader(answer: str = "Pogacar won in 2024 [1]."):
+    """A scripted model for the one-passage clarification: each passage names the reading it answers."""
+    def reply(messages, options):
+        system, last = messages[0]["content"], messages[-1]["content"]
+        if system.startswith("You find which specific version"):
+            passage = last.split("<passage>", 1)[1]
+            for cue, (question, found) in READINGS.items():
+                if cue in passage:
+                    return json.dumps({"question": question, "answer": found})
+            return json.dumps({"question": "", "answer": ""})
+        if options.grammar and "True" in options.grammar:
+            return "True"
+        return answer
+    return ScriptedLLM(reply, logprobs={"True": -0.05, "False": -3.0})
+
+
+def test_per_passage_clarification_reads_one_passage_per_call(retriever, embeddings):
+    llm = passage_reader()
+    ctx = RunContext(llm=llm, retriever=retriever, embeddings=embeddings,
+                     settings=settings_with(toc={"clarify": "per_passage", "max_depth": 1}))
+    events = run_events("toc", AQ, ctx)
+    reads = [m for m, _ in llm.calls if m[0]["content"].startswith("You find which specific version")]
+    assert len(reads) == 5 and all(m[-1]["content"].count("<passage>") == 1 for m in reads)
+    assert all(m[-1]["content"].startswith(f"Question: {AQ}") for m in reads)  # the shared prefix first
+    expansion = [e for e in events if e.kind == EventKind.EXPAND][-1]
+    assert expansion.status == Status.DONE and expansion.llm_calls == 5
+    numbered = {c.answer: c.passage for c in expansion.payload.candidates}
+    assert expansion.payload.passages[numbered["Tadej Pogacar"] - 1].text.startswith("Tadej Pogacar won the 2024")
+    tree = by_question(events)
+    assert tree[Q24].payload.state == "kept"
+    # Vingegaard won in 2022 and in 2023: whichever passage is read second gives a duplicate answer.
+    assert sorted([tree[Q22].payload.prune_kind, tree[Q23].payload.prune_kind]) == ["", "duplicate"]
+    verdict = [e for e in events if e.kind == EventKind.VERIFY and e.parent_id == tree[Q24].id][0]
+    assert verdict.payload.evidence.passage.text.startswith("Tadej Pogacar won the 2024")  # its own passage
+    # The expansion step was updated while its passages were read, before it was done.
+    updates = [e for e in events if e.id == expansion.id and e.status == Status.RUNNING]
+    assert len(updates) >= 3 and len(updates[-1].payload.candidates) >= 2
+
+
+def test_the_answer_covers_every_kept_interpretation(retriever, embeddings):
+    llm = passage_reader(answer="The 2024 Tour was won by Tadej Pogacar [1].")
+    ctx = RunContext(llm=llm, retriever=retriever, embeddings=embeddings,
+                     settings=settings_with(toc={"clarify": "per_passage", "max_depth": 1, "cover_answers": True}))
+    final = run_events("toc", AQ, ctx)[-1]
+    kept = {i.answer for i in final.payload.interpretations}
+    assert {"Tadej Pogacar", "Jonas Vingegaard", "Katarzyna Niewiadoma"} <= kept
+    assert final.payload.answer.startswith("The 2024 Tour was won by Tadej Pogacar [1].")
+    for added in ("Jonas Vingegaard", "Katarzyna Niewiadoma"):
+        sentence = next(s for s in final.payload.answer.split(". ") if added in s)
+        number = int(sentence.rsplit("[", 1)[1].split("]")[0])
+        assert added.split()[-1] in final.payload.passages[number - 1].text  # cites the passage holding it
+    assert final.payload.answer.count("Tadej Pogacar") == 1
+
+
+def test_maximal_marginal_relevance_prefers_passages_unlike_the_chosen_ones():
+    import numpy as np
+    from models.rerankers import maximal_marginal_relevance
+
+    docs = [Document(page_content=name, id=name) for name in ("a", "a-copy", "b", "c")]
+    vectors = np.array([[1, 0, 0], [0.99, 0.1, 0], [0, 1, 0], [0, 0, 1]], dtype=np.float32)
+    assert [d.id for d in maximal_marginal_relevance(docs, vectors, 2, 0.0)] == ["a", "a-copy"]
+    assert [d.id for d in maximal_marginal_relevance(docs, vectors, 2, 0.5)] == ["a", "b"]

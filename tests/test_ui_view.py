@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 
@@ -11,8 +12,8 @@ from pipeline.fold import RunState
 from pipeline.payloads import (AnswerPayload, Evidence, HopPayload, NodePayload, PassageRef, RetrievePayload,
                                RoutePayload, TokenPayload, VerifyPayload, WarningPayload)
 from pipeline.trace import load_trace, markdown_report, save_trace
-from ui.answer import answer_message
-from ui.view import md_safe, render
+from ui.answer import answer_message, last_user_text
+from ui.view import BIDI_CONTROLS, esc, md_block, md_safe, plain, render
 
 EVIL = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 
@@ -58,7 +59,9 @@ def test_text_from_passages_titles_and_answers_is_escaped():
                                          passages=[PassageRef(number=1, title=EVIL, text=EVIL)]), "Answer", id="a1"))
     for html in (render(state, header=EVIL), answer_message(state, "run")):
         assert "<script>" not in html and "<img" not in html and "&lt;script&gt;" in html
-        assert "href=" not in html  # urls are shown, never made into links
+        # urls are shown, never made into links: the only links are the answer's own citations
+        assert all(href.startswith("#cite-") for href in re.findall(r'href="([^"]*)"', html))
+    assert "href=" not in render(state, header=EVIL)
 
 
 def test_replayed_traces_cannot_inject_markup_through_titles_or_numbers(tmp_path):
@@ -88,7 +91,7 @@ def test_markdown_in_model_and_passage_text_is_shown_literally():
     state.add(tracer.event(AnswerPayload(answer=sneaky + " [1]", citations=[1], passages=[passage(1, sneaky)]),
                            "Answer", id="a1"))
     message = answer_message(state, "r")
-    assert "](" not in message and 'data-cite="r-1"' in message
+    assert "](" not in message and 'href="#cite-r-1"' in message and 'id="cite-r-1"' in message
 
 
 def test_updates_of_a_step_fold_into_one_node_and_chains_stay_flat():
@@ -150,9 +153,71 @@ def test_a_replayed_stopped_run_is_drawn_as_over(tmp_path):
 
 def test_answer_message_makes_existing_citations_open_their_source():
     message = answer_message(folded(chain_run()), "run1")
-    assert 'class="cite"' in message and 'data-cite="run1-1"' in message
-    assert "&#91;9&#93;" in message and 'data-cite="run1-9"' not in message  # no such passage: left as text
+    # The number is in the link's href and text, which the chat's sanitiser keeps (it drops data-* attributes).
+    assert '<a class="cite" href="#cite-run1-1" title="Doc 1 — notes.txt">&#91;1&#93;</a>' in message
+    assert '<details class="source" id="cite-run1-1"><summary>&#91;1&#93; Doc 1' in message
+    assert "&#91;9&#93;" in message and "cite-run1-9" not in message  # no such passage: left as text
     assert message.count('<details class="source"') == 1 and "Paris is the capital." in message
+    assert "data-cite" not in message
+
+
+def test_citation_anchors_are_safe_whatever_the_run_id():
+    message = answer_message(folded(chain_run()), 'x" onclick="alert(1) <b>')
+    assert 'href="#cite-xonclickalert1b-1"' in message and 'id="cite-xonclickalert1b-1"' in message
+    assert 'cite-run-1' in answer_message(folded(chain_run()), "")
+
+
+URLS = "See http://evil.example/x, HTTPS://evil.example/y, ftp://evil.example/z, www.evil.example/w and " \
+       "bob@evil.example."
+MARKDOWN = "[click](javascript:alert(1)) ![x](http://evil.example/img.png) <img src=x onerror=alert(1)> " \
+           "<http://evil.example/auto> $$x^2$$"
+LINES = "First line.\n\n    indented: http://evil.example/code\n\n- item\r\n\r\nHeading\n===\n"
+
+
+def test_bare_urls_and_markdown_in_passages_never_become_links():
+    text = f"{URLS} {MARKDOWN}\n{LINES}"
+    tracer = Tracer("oner")
+    state = RunState()
+    state.add(tracer.event(RetrievePayload(query="q", passages=[passage(1, text), passage(2, text)]), "Retrieve",
+                           id="r1"))
+    state.add(tracer.event(AnswerPayload(answer=f"Both [1] and [2]. {URLS} {MARKDOWN}", citations=[1, 2],
+                                         passages=[passage(1, text), passage(2, text)]), "Answer", id="a1"))
+    view, message = render(state), answer_message(state, "r")
+    # The reasoning view is HTML (no Markdown): escaped text has no link, image or markup, and shows the url.
+    assert "<a " not in view and "href" not in view and "<img" not in view
+    assert "http://evil.example/x" in view and "[click](javascript:alert(1))" in view
+    # The chat renders Markdown (GFM, which links bare urls, www. names and e-mail addresses by itself): none of
+    # the syntax is left, and the only links are the citations.
+    assert re.findall(r'href="([^"]*)"', message) == ["#cite-r-1", "#cite-r-2"]
+    for syntax in ("://", "www.", "WWW.", "@", "](", "![", "<img", "<http", "$$", "\n\n", "\r"):
+        assert syntax not in message.replace("\n\n<div class=\"sources\">", ""), syntax
+    sources = message.split('<div class="sources">', 1)[1]
+    assert "\n" not in sources  # one HTML block: Markdown is not read inside it
+    assert unescape(md_safe(URLS)) == URLS and unescape(md_block(LINES)) == LINES.replace("\r\n", "\n")
+
+
+def test_direction_controls_are_dropped_from_names_and_text():
+    spoof = "report\u202eFDP.exe"  # shows as "reportexe.PDF"
+    name = "".join(f"a{c}" for c in BIDI_CONTROLS)
+    assert plain(spoof) == "reportFDP.exe" and esc(spoof) == "reportFDP.exe" and md_safe(spoof) == "reportFDP.exe"
+    assert plain(name) == "a" * len(BIDI_CONTROLS) and plain(None) == ""
+    assert esc("\u2067<b>\u2069") == "&lt;b&gt;"
+    tracer = Tracer("oner")
+    state = RunState()
+    ref = PassageRef(number=1, id="p1", title=spoof, text=f"Text {name}", source=f"notes\u2066{spoof}.txt",
+                     collection=f"coll\u202d{spoof}")
+    state.add(tracer.event(RetrievePayload(query="q", passages=[ref]), "Retrieve", id="r1"))
+    state.add(tracer.event(AnswerPayload(answer="See [1].", citations=[1], passages=[ref]), "Answer", id="a1"))
+    for shown in (render(state, header=f"Collections: coll\u202e{spoof}"), answer_message(state, "r")):
+        assert not set(BIDI_CONTROLS) & set(shown)
+        assert "reportFDP.exe" in shown
+
+
+def test_the_pending_question_is_read_back_from_the_chat_history():
+    assert last_user_text([]) is None
+    assert last_user_text([{"role": "user", "content": "Who?"}]) == "Who?"
+    assert last_user_text([{"role": "user", "content": [{"type": "text", "text": "Who&#63;"}]}]) == "Who&#63;"
+    assert last_user_text([{"role": "user", "content": "Who?"}, {"role": "assistant", "content": "Him."}]) is None
 
 
 def test_trace_round_trip_and_report(tmp_path):

@@ -1,7 +1,9 @@
 """The Gradio app: the Ask tab (chat, settings, live reasoning view, traces) and the Collections tab.
 
-Each browser session has its own conversation, settings and Stop switch (``gr.State``); model calls share one
-queue (``concurrency_id="llm"``, one at a time), so a waiting person sees their place in it.
+Each browser session has its own conversation, settings and Stop switch (``gr.State``). Up to
+``RuntimeConfig.max_runs`` questions run at once (``concurrency_id="runs"``; more wait in Gradio's queue, which
+shows their place); their in-process model calls take turns through one gate, and a run waiting there shows how
+many questions are ahead of it. A run waiting on retrieval, the web or a model server holds up nobody.
 """
 
 from __future__ import annotations
@@ -20,20 +22,22 @@ from pipeline.runtime import Runtime
 from pipeline.service import AUTO, RunRequest, RunService
 from pipeline.trace import load_trace
 from ui import collections_tab as coll
-from ui.answer import answer_message
-from ui.ask_tab import Session, run_question
+from ui.answer import answer_message, last_user_text
+from ui.ask_tab import Session, run_comparison, run_question
+from ui.examples import example_rows, use_example
+from ui.picture import picture_html, picture_placeholder, reasoning_html
 from ui.settings_form import build_settings_panel, settings_from_values
-from ui.view import esc, md_safe, placeholder, render
+from ui.view import esc, md_safe, placeholder
 
 ASSETS = Path(__file__).parent / "assets"
-MODEL_CHOICES = [("Default (Qwen2.5-Coder 1.5B)", "default"), ("Fast (Qwen2.5-Coder 0.5B)", "fast")]
 
 
 def launch_options() -> dict:
     """Arguments for ``Blocks.launch``: the page's stylesheet and script, and the upload size limit."""
     return {
-        "css_paths": [ASSETS / "app.css"],
-        "head": f"<script>{(ASSETS / 'cite.js').read_text(encoding='utf-8')}</script>",
+        "css_paths": [ASSETS / "app.css", ASSETS / "picture.css"],
+        "head": "".join(f"<script>{(ASSETS / name).read_text(encoding='utf-8')}</script>"
+                        for name in ("cite.js", "picture.js")),
         "max_file_size": MAX_FILE_BYTES,
     }
 
@@ -49,29 +53,48 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
         return session if isinstance(session, Session) else Session()
 
     def submit(question: str, history: list, session: Session | None):
-        """Record the question (no queue: instant), so the queued run can start from it."""
+        """Record the question as the session's pending one, so the queued run (``answer``) can start from it.
+        A question that cannot be asked now gets a warning (a toast: this handler is queued, with no limit, so
+        it runs at once) and changes nothing: no error is raised, so there is no error overlay on the chat and
+        no traceback in the log; ``answer`` then finds no pending question and returns at once."""
         session = session_of(session)
         question = (question or "").strip()
-        if not question:
-            raise gr.Error("Type a question first.", duration=5)
-        if session.running:
-            raise gr.Error("Your previous question is still being answered: wait for it, or press Stop.",
-                           duration=5)
+        if not question or session.running:
+            gr.Warning("Type a question first." if not question else
+                       "Your previous question is still being answered: wait for it, or press Stop.", duration=6)
+            return gr.skip(), gr.skip(), session
         session.running = True
         session.cancel.clear()
         session.question = question
         return "", history + [{"role": "user", "content": md_safe(question)}], session
 
-    def answer(history: list, session: Session, method, collections, use_web, model, *values):
+    def answer(history: list, session: Session, method, collections, use_web, model, compare, compared, *values):
+        # Run the pending question only from the event of the submit that recorded it (its history ends with
+        # that question): after a refused submit there is none, and an event that waited in the queue since
+        # before the question was asked has an older history. Both change nothing (a generator that yields
+        # nothing would empty the chat, hence the skips).
+        pending = session.question if isinstance(session, Session) else ""
+        if not pending or last_user_text(history) != md_safe(pending):
+            yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+            return
+        session.question = ""  # taken: a later event finds nothing pending
         try:
             settings = settings_from_values(controls, list(values), settings_models())
         except ValueError as exc:
             session.running = False
             yield history + [{"role": "assistant", "content": f'<div class="notice notice-error">'
-                                                              f'{md_safe(exc)}</div>'}], gr.update(), None
+                                                              f'{md_safe(exc)}</div>'}], gr.update(), gr.update(), \
+                gr.update(), None
             return
-        request = RunRequest(question=session.question, method=method, collections=tuple(collections or ()),
+        request = RunRequest(question=pending, method=method, collections=tuple(collections or ()),
                              model=model or None, settings=settings.model_copy(update={"use_web": bool(use_web)}))
+        chosen = [name for name in compared or [] if name in METHODS]
+        if compare and len(chosen) >= 2:
+            yield from run_comparison(service, session, history, request, chosen, traces)
+            return
+        if compare:
+            gr.Warning("Choose at least two methods to compare: this question runs with the Method above.",
+                       duration=6)
         yield from run_question(service, session, history, request, traces)
 
     def stop(session: Session | None):
@@ -85,20 +108,20 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
             session.cancel.set()
         session.generation += 1
         session.conversation = type(session.conversation)()
-        return [], placeholder("New conversation."), None, session
+        return [], placeholder("New conversation."), picture_placeholder(""), "", None, session
 
     def replay(file, history: list):
         if file is None:
-            return gr.update(), history
+            return gr.update(), gr.update(), gr.update(), history
         try:
             state = load_trace(Path(file if isinstance(file, str) else file.name))
         except (ValueError, OSError) as exc:
             gr.Warning(f"Cannot replay this file: {exc}")
-            return gr.update(), history
+            return gr.update(), gr.update(), gr.update(), history
         run_id = next((e.run_id for e in state.events), "replay")
         question = state.question
         header = "Replayed from a trace file: no model was run."
-        return render(state, header), history + [
+        return reasoning_html(state, run_id, header), picture_html(state, run_id), "", history + [
             {"role": "user", "content": f"(replayed) {md_safe(question)}" if question else "(replayed trace)"},
             {"role": "assistant", "content": answer_message(state, run_id)},
         ]
@@ -109,20 +132,29 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
                     "Watch the reasoning on the right as it happens.")
         with gr.Tab("Ask"):
             with gr.Row():
-                with gr.Column(scale=5, min_width=360):
+                with gr.Column(scale=4, min_width=340):
                     chat = gr.Chatbot(label="Conversation", height=520, elem_id="chat")
-                    question = gr.Textbox(label="Question", placeholder="Ask about your collections…", lines=2,
-                                          elem_id="question")
+                    # One line that grows: Enter sends (Gradio submits on Enter only when lines=1), Shift+Enter
+                    # starts a new line.
+                    question = gr.Textbox(label="Question", placeholder="Ask about your collections… (Enter sends, "
+                                          "Shift+Enter adds a line)", lines=1, max_lines=8, elem_id="question")
                     with gr.Row():
                         ask_button = gr.Button("Ask", variant="primary", elem_id="ask")
                         stop_button = gr.Button("Stop", variant="stop", elem_id="stop")
                         new_button = gr.Button("New conversation", elem_id="new-conversation")
-                    trace_files = gr.File(label="Trace of the last question (JSONL events + Markdown report)",
+                    examples = gr.Dataset(label="Examples: click one to ask it (demo corpus)",
+                                          components=["textbox", "textbox"], headers=["Question", "Method"],
+                                          samples=example_rows(), type="index", samples_per_page=8,
+                                          elem_id="examples")
+                    trace_files = gr.File(label="Trace of the last question (JSONL events, Markdown report, "
+                                                "picture as SVG)",
                                           file_count="multiple", interactive=False, elem_id="trace-files",
                                           height=110)
                     trace_upload = gr.UploadButton("Replay a trace file…", file_types=[".jsonl"],
                                                    elem_id="replay")
-                with gr.Column(scale=6, min_width=360):
+                with gr.Column(scale=7, min_width=360):  # the picture needs the width: a tree grows rightwards
+                    picture = gr.HTML(picture_placeholder("The run's picture grows here, step by step."),
+                                      elem_id="picture")
                     view = gr.HTML(placeholder("The reasoning appears here while the model works."),
                                    elem_id="reasoning")
                 with gr.Column(scale=3, min_width=240):
@@ -130,11 +162,18 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
                     collections = gr.CheckboxGroup(_names(runtime), value=_default_collections(runtime),
                                                    label="Collections", elem_id="collections")
                     use_web = gr.Checkbox(False, label="Search the web (DuckDuckGo)", elem_id="use-web")
-                    model = gr.Dropdown(MODEL_CHOICES, value=default_model, allow_custom_value=True,
-                                        label="Model (or a GGUF path, or openai:URL)", elem_id="model")
+                    model = gr.Dropdown(runtime.model_choices(), value=default_model, label="Model",
+                                        info="The models the operator offers (see --models-dir, --endpoint)",
+                                        elem_id="model")
+                    compare = gr.Checkbox(False, label="Compare methods side by side", elem_id="compare-toggle",
+                                          info="Runs each method below on the question, one after another")
+                    compared = gr.CheckboxGroup([(m.label, name) for name, m in METHODS.items()],
+                                                value=[m for m in ("oner", "toc") if m in METHODS],
+                                                label="Methods to compare", visible=False, elem_id="compare-methods")
                     with gr.Accordion("Method settings", open=False, elem_id="method-settings"):
                         controls = build_settings_panel({name: (spec.label, spec.settings)
                                                          for name, spec in METHODS.items()})
+            comparison = gr.HTML("", elem_id="compare")  # the compared methods side by side
         with gr.Tab("Collections"):
             with gr.Row():
                 with gr.Column():
@@ -149,9 +188,11 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
                                                label="Files in the collection", elem_id="files-table")
                 with gr.Column():
                     uploads = gr.File(label=f"Add files ({', '.join(sorted(SUPPORTED_SUFFIXES))}; up to "
-                                            f"{MAX_FILE_BYTES // 2**20} MB each)",
+                                            f"{MAX_FILE_BYTES / 1e6:.0f} MB each)",  # as corpora/ingest.py says
                                       file_count="multiple", file_types=sorted(SUPPORTED_SUFFIXES),
                                       elem_id="uploads")
+                    replace_files = gr.Checkbox(False, label="Replace files with the same name",
+                                                elem_id="replace-files")
                     add_button = gr.Button("Add files to the collection", variant="primary", elem_id="add-files")
                     report = gr.HTML("", elem_id="ingest-report")
                     with gr.Accordion("Delete files or the collection", open=False, elem_id="delete-panel"):
@@ -161,15 +202,21 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
                         delete_coll_button = gr.Button("Delete the collection", variant="stop",
                                                        elem_id="delete-collection")
 
-        knobs = [method, collections, use_web, model, *(c.component for c in controls)]
-        for trigger in (ask_button.click, question.submit):
-            trigger(submit, [question, chat, session], [question, chat, session], queue=False).success(
-                answer, [chat, session, *knobs], [chat, view, trace_files],
-                concurrency_limit=1, concurrency_id="llm", show_progress="minimal",
+        knobs = [method, collections, use_web, model, compare, compared, *(c.component for c in controls)]
+        # An example fills in its question, method and the demo collection, then is asked like a typed question.
+        example_asked = examples.click(lambda index, chosen: use_example(index, chosen, _names(runtime)),
+                                       [examples, collections], [question, method, collections], queue=False).then
+        for trigger in (ask_button.click, question.submit, example_asked):
+            trigger(submit, [question, chat, session], [question, chat, session], concurrency_limit=None,
+                    show_progress="hidden").success(
+                answer, [chat, session, *knobs], [chat, view, picture, comparison, trace_files],
+                concurrency_limit=runtime.config.max_runs, concurrency_id="runs", show_progress="minimal",
             )
+        compare.change(lambda on: gr.update(visible=on), [compare], [compared], queue=False)
         stop_button.click(stop, [session], None, queue=False)
-        new_button.click(new_conversation, [session], [chat, view, trace_files, session], queue=False)
-        trace_upload.upload(replay, [trace_upload, chat], [view, chat], queue=False)
+        new_button.click(new_conversation, [session], [chat, view, picture, comparison, trace_files, session],
+                         queue=False)
+        trace_upload.upload(replay, [trace_upload, chat], [view, picture, comparison, chat], queue=False)
 
         # Collections tab: every change refreshes the lists it affects, including the Ask tab's checkboxes.
         def refreshed(name: str | None, message: str = ""):
@@ -194,10 +241,10 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
         def do_create(name, progress):
             return f"<p>{esc(coll.create_collection(runtime, name))}</p>", (name or "").strip()
 
-        def do_add(name, files, progress):
+        def do_add(name, files, replace, progress):
             def report_progress(done, total, what):
                 progress((done, total), desc=f"Embedding passages of {what}", unit="passages")
-            return coll.add_files(runtime, name, files, report_progress), name
+            return coll.add_files(runtime, name, files, report_progress, replace=replace), name
 
         def do_delete_file(name, file, progress):
             return f"<p>{esc(coll.delete_file(runtime, name, file))}</p>", name
@@ -206,7 +253,7 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
             return f"<p>{esc(coll.delete_collection(runtime, name, confirmed))}</p>", None
 
         create_button.click(guarded(do_create), [new_name], listing, queue=False)
-        add_button.click(guarded(do_add), [chosen, uploads], listing, concurrency_id="ingest", concurrency_limit=1)
+        add_button.click(guarded(do_add), [chosen, uploads, replace_files], listing, concurrency_id="ingest", concurrency_limit=1)
         delete_file_button.click(guarded(do_delete_file), [chosen, file_choice], listing, queue=False)
         delete_coll_button.click(guarded(do_delete_collection), [chosen, confirm], listing, queue=False)
         chosen.change(lambda name: refreshed(name)[2:4], [chosen], [files_table, file_choice], queue=False)

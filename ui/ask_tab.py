@@ -9,10 +9,17 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.background import in_background
+from pipeline.methods import METHODS
+from pipeline.runtime import model_queue_position
 from pipeline.service import Conversation, RunRequest, RunService
 from pipeline.web import WebSource
 from ui.answer import answer_message
-from ui.view import render
+from ui.picture import Column, compare_html, picture_html, picture_placeholder, reasoning_html
+from ui.view import md_safe
+
+
+WAKE_S = 0.5  # while a run yields no step for this long, the chat checks whether it waits for the model
 
 
 @dataclass
@@ -36,8 +43,9 @@ def trace_dir(data_dir: Path, session: Session) -> Path:
 
 def run_question(service: RunService, session: Session, history: list, request: RunRequest, traces: Path):
     """Run the session's pending question (recorded by the Ask handler, which also appended it to ``history``).
-    Yields ``(history, view html, trace files)`` after every event; never raises: every failure is an event
-    the chat shows. Stops writing when the person starts a new conversation."""
+    Yields ``(history, view html, picture html, comparison html, trace files)`` after every event; never
+    raises: every failure is an event the chat shows. Stops writing when the person starts a new
+    conversation."""
     try:
         yield from _run(service, session, history, request, traces)
     finally:
@@ -49,13 +57,69 @@ def _run(service: RunService, session: Session, history: list, request: RunReque
     run = service.start(request, conversation=session.conversation, cancel=session.cancel, web=session.web,
                         trace_dir=trace_dir(traces, session))
     history = history + [{"role": "assistant", "content": answer_message(run.state, run.id)}]
-    yield history, render(run.state), None
-    for _event in run:
+    yield history, reasoning_html(run.state, run.id), picture_html(run.state, run.id), "", None
+    waiting = None
+    for event in in_background(run, WAKE_S, on_close=session.cancel.set):
         if session.generation != generation:
             continue  # a new conversation began: let the stopped run end without touching the chat
-        history[-1] = {"role": "assistant", "content": answer_message(run.state, run.id)}
-        yield history, render(run.state), None
+        if event is None:  # no step for a while: say so when the run waits for the model
+            now = model_queue_position(session.cancel)
+            if now == waiting:
+                continue
+            waiting = now
+        history[-1] = {"role": "assistant", "content": answer_message(run.state, run.id, waiting)}
+        yield history, reasoning_html(run.state, run.id), picture_html(run.state, run.id), "", None
     if session.generation != generation:
         return
     history[-1] = {"role": "assistant", "content": answer_message(run.state, run.id)}
-    yield history, render(run.state), [str(p) for p in run.trace_files] or None
+    yield (history, reasoning_html(run.state, run.id), picture_html(run.state, run.id), "",
+           [str(p) for p in run.trace_files] or None)
+
+
+def run_comparison(service: RunService, session: Session, history: list, request: RunRequest,
+                   methods: list[str], traces: Path):
+    """Run the session's pending question with each of ``methods`` in turn (the run service's ``Comparison``):
+    one chat answer per method, the running method's picture, every method's steps in the list, and the
+    methods' pictures and answers side by side. Yields as ``run_question`` does."""
+    try:
+        yield from _compare(service, session, history, request, methods, traces)
+    finally:
+        session.running = False
+
+
+def _compare(service: RunService, session: Session, history: list, request: RunRequest, methods: list[str],
+             traces: Path):
+    generation = session.generation
+    comparison = service.compare(request, methods, conversation=session.conversation, cancel=session.cancel,
+                                 web=session.web, trace_dir=trace_dir(traces, session))
+    columns = [Column(m, METHODS[m].label if m in METHODS else m) for m in comparison.methods]
+    current = None
+
+    def frame(files=None):
+        run = current or (comparison.runs[-1] if comparison.runs else None)
+        question = run.state.question if run and run.state.question else request.question
+        lists = "".join(reasoning_html(r.state, r.id) for r in comparison.runs)
+        picture = picture_html(run.state, run.id) if run else picture_placeholder("Comparing methods…")
+        return history, lists, picture, compare_html(question, columns), files
+
+    yield frame()
+    for item in in_background(comparison, WAKE_S, on_close=session.cancel.set):
+        if session.generation != generation or item is None:
+            continue  # a new conversation began: let the stopped runs end without touching the chat
+        run, _event = item
+        # The runs list may already hold the next run (it is filled in the background): find this one's place.
+        column = columns[next(i for i, r in enumerate(comparison.runs) if r is run)]
+        if run is not current:  # the next method's turn: its column and its chat answer
+            current = run
+            column.state, column.run_id = run.state, run.id
+            history = history + [{}]
+        history[-1] = _labelled(column.label, answer_message(run.state, run.id))
+        yield frame()
+    if session.generation != generation:
+        return
+    yield frame([str(p) for p in comparison.trace_files] or None)
+
+
+def _labelled(label: str, message: str) -> dict:
+    """A chat answer of one method of a comparison, headed by the method's name."""
+    return {"role": "assistant", "content": f"**{md_safe(label)}**\n\n{message}"}

@@ -10,7 +10,8 @@ from corpora.store import CollectionError, validate_collection_name
 from pipeline.runtime import Runtime
 from ui.view import esc
 
-_STATUS = {"added": "added", "replaced": "replaced (older version removed)", "unchanged": "already there",
+_STATUS = {"added": "added", "replaced": "replaced (the other file of that name removed)",
+           "completed": "completed (an earlier ingest had stopped part-way)", "unchanged": "already there",
            "failed": "not added"}
 
 
@@ -35,15 +36,17 @@ def create_collection(runtime: Runtime, name: str) -> str:
     return f"Created the collection '{name}'."
 
 
-def add_files(runtime: Runtime, name: str | None, uploads: list, progress: Callable[[int, int, str], None]) -> str:
+def add_files(runtime: Runtime, name: str | None, uploads: list, progress: Callable[[int, int, str], None],
+              replace: bool = False) -> str:
     """Ingest uploaded files into collection ``name``; an HTML report with one line per file (errors included:
-    the other files still go in)."""
+    the other files still go in). A file whose name is in the collection with other content is refused unless
+    ``replace``."""
     if not name:
         raise CollectionError("Choose or create a collection first.")
     if not uploads:
         raise CollectionError("Choose one or more files to add.")
     files = [(Path(_path(u)), _display_name(u)) for u in uploads]
-    outcomes = ingest_files(runtime.store.open(name), files, progress=progress)
+    outcomes = ingest_files(runtime.store.open(name), files, progress=progress, replace=replace)
     lines = []
     for outcome in outcomes:
         detail = esc(outcome.message) if outcome.status == "failed" else f"{outcome.passages} passages"

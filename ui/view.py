@@ -9,34 +9,56 @@ web page, the model or a replayed trace is escaped.
 from __future__ import annotations
 
 import html
+import re
 
 from pipeline.events import EventKind, StepEvent
 from pipeline.fold import RunState
-from pipeline.payloads import (AnswerPayload, ExpandPayload, HopPayload, NodePayload, PassageRef, PrunePayload,
-                               VerifyPayload)
+from pipeline.payloads import (ActionPayload, AnswerPayload, EvidencePayload, ExpandPayload, HopPayload, NodePayload,
+                               PassageRef, PrunePayload, VerifyPayload, VisitPayload, WalkPayload)
 
 # Steps of a sequence: a single child of (or after) one of these continues the sequence at the same level.
-SEQUENTIAL = {EventKind.HOP}
+SEQUENTIAL = {EventKind.HOP, EventKind.ACTION}
 SNIPPET = 400  # characters of a passage shown; the rest behind "more"
 
 _STATUS_ICON = {"pending": "…", "running": '<span class="rv-spin"></span>', "done": "✓", "failed": "✗",
                 "interrupted": "✗"}
 
 
+# Bidirectional-text controls: an override or isolate in a file or collection name reorders what follows it
+# ("report\u202eFDP.exe" shows as "reportexe.PDF"). They are dropped from everything shown.
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_NO_BIDI = dict.fromkeys(map(ord, BIDI_CONTROLS))
+
+
+def plain(value) -> str:
+    """``value`` as a string without bidirectional-text controls (see ``BIDI_CONTROLS``)."""
+    return ("" if value is None else str(value)).translate(_NO_BIDI)
+
+
 def esc(value) -> str:
-    """``value`` as text that HTML shows literally."""
-    return html.escape("" if value is None else str(value), quote=True)
+    """``value`` as text that HTML shows literally, without bidirectional-text controls."""
+    return html.escape(plain(value), quote=True)
 
 
-_MARKDOWN = str.maketrans({c: f"&#{ord(c)};" for c in "[]()!*_`#~|\\"})
+# Markdown syntax, and what GFM turns into links by itself: "http://", "ftp://", "mailto:" (the colon),
+# "user@host.org" (the at sign) and "www.host.org" (see _WWW). "$" would start LaTeX in the chat.
+_MARKDOWN = str.maketrans({c: f"&#{ord(c)};" for c in "[]()!*_`#~|\\:@$"})
+_WWW = re.compile(r"(www)\.", re.IGNORECASE)
 
 
 def md_safe(value) -> str:
-    """``value`` as text that both Markdown and HTML show literally (no links, images or emphasis): for the
-    chat, which renders Markdown."""
-    text = "" if value is None else str(value)
+    """``value`` as text that both Markdown and HTML show literally (no links, bare URLs included, images or
+    emphasis): for the chat, which renders Markdown. Bidirectional-text controls are dropped."""
+    text = plain(value)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").translate(_MARKDOWN)
+    text = _WWW.sub(r"\1&#46;", text)
     return text.replace('"', "&quot;").replace("'", "&#39;")
+
+
+def md_block(value) -> str:
+    """``md_safe(value)`` for inside an HTML block of the chat (a passage under an answer): line ends become
+    character references too, so no blank line ends the block and nothing in it is read as Markdown."""
+    return md_safe(value).replace("\r\n", "\n").replace("\r", "\n").replace("\n", "&#10;")
 
 
 def placeholder(text: str) -> str:
@@ -87,6 +109,10 @@ def _card(state: RunState, step: StepEvent) -> str:
         shown_reason = p.reason
     elif isinstance(p, HopPayload):
         parts.append(_hop(step, p))
+    elif isinstance(p, ActionPayload):
+        parts.append(_action(p))
+    elif isinstance(p, (WalkPayload, VisitPayload, EvidencePayload)):
+        parts.append(_graph_walk(step, p))
     elif isinstance(p, ExpandPayload) and p.candidates:
         items = "".join(f"<li>{esc(c.question)} → {esc(c.answer)}</li>" for c in p.candidates)
         parts.append(f'<details class="rv-more"><summary>{len(p.candidates)} proposed '
@@ -99,7 +125,10 @@ def _card(state: RunState, step: StepEvent) -> str:
         if p.passages:
             parts.append(_passages(p.passages, "passages read"))
     elif getattr(p, "passages", None):
-        parts.append(_passages(p.passages, "new passages" if isinstance(p, HopPayload) else "passages"))
+        label = ("new passages" if isinstance(p, HopPayload) else
+                 ("passages quoted" if p.action in ("quote", "merge") else "passages read")
+                 if isinstance(p, ActionPayload) else "passages")
+        parts.append(_passages(p.passages, label))
     parts.extend(_note(state, n) for n in state.notes.get(step.id, [])
                  if not (isinstance(n.payload, PrunePayload) and not n.payload.undo
                          and n.payload.reason == shown_reason))  # the node's badge says it already
@@ -145,6 +174,75 @@ def _hop(step: StepEvent, p: HopPayload) -> str:
     elif p.sentence:
         out.append('<div class="rv-query rv-muted">no query (the sentence only concludes)</div>')
     out.extend(f'<div class="rv-muted">{esc(text)}</div>' for text in (p.note, p.stop) if text)
+    return "".join(out)
+
+
+def _action(p: ActionPayload) -> str:
+    """A browsing action: the results or the page window it left on screen (quoted sentences highlighted), the
+    fact it made, and what the rules allowed, masked or refused."""
+    out = []
+    if p.action == "start" and p.browser:
+        out.append(f'<div class="rv-muted">browsing {esc(p.browser)}</div>')
+    if p.query and p.action == "search":
+        out.append(f'<div class="rv-query">query: {esc(p.query)}</div>')
+    if p.results and p.action in ("search", "scroll_down", "scroll_up", "back"):
+        items = "".join(f'<li value="{esc(r.number)}"><span class="rv-passage-title">{esc(r.title)}</span>'
+                        f'{" · " + esc(r.url) if r.url else ""}<div class="rv-passage">{esc(r.snippet)}</div></li>'
+                        for r in p.results)
+        out.append(f'<ol class="rv-results">{items}</ol>')
+    if p.page is not None and p.action != "merge":
+        where = p.page.url or p.page.source or p.page.collection or ""
+        page = f", p. {esc(p.page.page)}" if p.page.page else ""
+        out.append(f'<div class="rv-muted">{esc(p.page.title)}{" · " + esc(where) if where else ""}{page} · part '
+                   f'{esc(p.page.window)} of {esc(p.page.windows)}</div>')
+        lines = "".join(f'<li value="{esc(s.number)}">' + (f'<mark class="rv-quote">{esc(s.text)}</mark>'
+                                                          if s.quoted else esc(s.text)) + "</li>"
+                        for s in p.sentences)
+        if lines:
+            out.append(f'<details class="rv-more rv-window"{" open" if p.action == "quote" else ""}><summary>'
+                       f'{len(p.sentences)} sentences on screen</summary><ol>{lines}</ol></details>')
+    if p.action == "merge" and p.merged:
+        out.append(f'<div class="rv-muted">facts {" + ".join(f"[{esc(n)}]" for n in p.merged)} → fact '
+                   f'[{esc(p.fact)}]</div>')
+    message = "" if p.action == "finish" else p.message  # a finish's message is its title
+    for text, css in ((p.refused, "rv-prune"), (p.error, "rv-warning"), (message, "rv-muted")):
+        if text:
+            out.append(f'<div class="{css}">{esc(text)}</div>')
+    if p.allowed:
+        out.append(f'<div class="rv-muted">allowed: {esc(", ".join(p.allowed))}'
+                   + (f'; {esc("; ".join(p.rules))}' if p.rules else "") + "</div>")
+    return "".join(out)
+
+
+def _graph_walk(step: StepEvent, p: WalkPayload | VisitPayload | EvidencePayload) -> str:
+    """A graph walk's steps (KGP): the graphs and bounds of the walk; a visited node with the edge that led
+    there; the next evidence the model asked for."""
+    if isinstance(p, WalkPayload):
+        graphs = "".join(f'<div class="rv-muted">{esc(g.collection)}: {esc(g.description)}'
+                         f'{"" if g.current else " (out of date)"}</div>' for g in p.graphs)
+        bounds = "" if p.mode == "retrieval" else (
+            f'<div class="rv-muted">{esc(p.target)}</div>' if p.mode == "structure" else
+            f'<div class="rv-muted">{esc(p.seeds)} seeds · {esc(p.neighbours)} neighbours each · budget '
+            f'{esc(p.budget)} passages · depth {esc(p.depth)}'
+            + (f" · {esc(p.visited)} visited" if step.status.value == "done" else "") + "</div>")
+        return graphs + bounds
+    if isinstance(p, EvidencePayload):
+        out = [f'<div class="rv-query">{esc(p.text or "(nothing usable)")}</div>'] if p.text or p.fallback else []
+        if step.status.value == "done":
+            out.append(f'<div class="rv-muted">{esc(p.chosen)} of {esc(p.candidates)} neighbours visited</div>')
+        if p.fallback:
+            out.append(f'<div class="rv-muted">{esc(p.fallback)}</div>')
+        return "".join(out)
+    bits = [f'<span class="rv-badge badge-edge">{esc(p.edge)}</span>']
+    if p.via:
+        bits.append(f'<span class="rv-muted"> via {esc(p.via)}</span>')
+    if p.score is not None:
+        bits.append(f'<span class="rv-muted"> · score {p.score:.2f}</span>')
+    if not p.seed:
+        bits.append(f'<span class="rv-muted"> · depth {esc(p.depth)}</span>')
+    out = [f'<div>{"".join(bits)}</div>']
+    if p.passage is not None:
+        out.append(_passages([p.passage], "table" if p.node_kind == "table" else "passage"))
     return "".join(out)
 
 

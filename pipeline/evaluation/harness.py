@@ -27,6 +27,7 @@ from pipeline.service import AUTO, RunRequest, RunService
 from pipeline.settings import Settings
 
 SETTINGS = ("closed", "per-question")
+PER_QUESTION = "_per_question"  # a method's score that is a count per question (MethodSpec.scores), not a share
 
 
 @dataclass(frozen=True)
@@ -58,12 +59,15 @@ def method_config(method: str, settings: Settings) -> dict[str, Any]:
 
 def closed_corpus(store: CollectionStore, items: list[EvalItem], data_sha256: str,
                   progress: Callable[[int, int], None] | None = None) -> PassageCollection:
-    """All passages of all items of a file, de-duplicated, in a collection cached by the file's hash."""
+    """All passages of all items of a file, de-duplicated, in a collection cached by the file's hash, with its
+    passage graph (KGP; built with the index, or once for a collection cached before graphs existed)."""
     collection = store.create(f"eval-{data_sha256[:16]}")
     passages = [passage_document(p, source=item.dataset) for item in items for p in item.passages]
     unique = list({p.id: p for p in passages if p.page_content}.values())
     if collection.count() < len(unique):
         collection.add(unique, progress=progress)
+    if not collection.graph_status().current:
+        collection.update_graph()
     return collection
 
 
@@ -103,9 +107,10 @@ def run_item(service: RunService, method: str, item: EvalItem, ctx: RunContext) 
     spec = METHODS.get(state.route.method) if state.route else None
     if spec is not None and spec.scores is not None:
         scores.update(spec.scores(item, state))
-    nodes = [n.model_dump(include={"question", "answer", "depth", "state", "prune_kind", "score"})
-             for n in state.nodes() if n.answer is not None]
+    nodes = [{**n.model_dump(include={"question", "answer", "depth", "state", "prune_kind", "score"}),
+              **state.verdict_evidence(step_id)} for step_id, n in state.node_steps() if n.answer is not None]
     chain = [hop.sentence for hop in state.chain()]
+    walk = [{"edge": v.edge, "depth": v.depth, "id": v.passage.id if v.passage else v.node} for v in state.walk()]
     errors = state.errors()
     return {
         "id": item.id,
@@ -116,8 +121,10 @@ def run_item(service: RunService, method: str, item: EvalItem, ctx: RunContext) 
         "gold": item.answers,
         "scores": scores,
         "cost": {"wall_s": wall, **state.cost()},
+        **({"abstained": True} if state.answer and state.answer.abstained else {}),
         **({"tree": nodes} if nodes else {}),
         **({"chain": chain} if chain else {}),
+        **({"walk": walk} if walk else {}),
         **({"error": "; ".join(errors)} if errors else {}),
     }
 
@@ -130,7 +137,9 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     out = {}
     for method, rows in by_method.items():
         names = sorted({k for r in rows for k in r["scores"]})
-        scores = {k: 100 * statistics.fmean(r["scores"][k] for r in rows if k in r["scores"]) for k in names}
+        # Scores are shares in 0..1 shown x100, except counts (keys ending in _per_question), shown as means.
+        scores = {k: (1 if k.endswith(PER_QUESTION) else 100)
+                  * statistics.fmean(r["scores"][k] for r in rows if k in r["scores"]) for k in names}
         walls = [r["cost"]["wall_s"] for r in rows]
         cost = {
             "n": len(rows),
@@ -139,9 +148,12 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             "wall_s_p90": float(np.percentile(walls, 90)),
             "llm_calls_mean": statistics.fmean(r["cost"]["llm_calls"] for r in rows),
             "prompt_tokens_mean": statistics.fmean(r["cost"]["prompt_tokens"] for r in rows),
+            # Prompt tokens not read again (warm prefixes); records made before this was counted have none.
+            "cached_tokens_mean": statistics.fmean(r["cost"].get("cached_tokens", 0) for r in rows),
             "completion_tokens_mean": statistics.fmean(r["cost"]["completion_tokens"] for r in rows),
             "llm_share_of_wall": sum(r["cost"]["llm_s"] for r in rows) / max(sum(walls), 1e-9),
         }
+        cost["abstained"] = sum(bool(r.get("abstained")) for r in rows)
         routed = [r["routed_to"] for r in rows if "routed_to" in r]
         if routed:
             cost["routed_to"] = {m: routed.count(m) for m in sorted(set(routed))}

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from pipeline.methods import ircot, nor, oner, toc
+from pipeline.methods import ircot, kgp, nor, oner, toc, webagent
 from pipeline.methods.base import MethodSpec, run_method
 
-REGISTERED: tuple[MethodSpec, ...] = (nor.METHOD, oner.METHOD, toc.METHOD, ircot.METHOD)
+REGISTERED: tuple[MethodSpec, ...] = (nor.METHOD, oner.METHOD, toc.METHOD, ircot.METHOD, webagent.METHOD,
+                                       kgp.METHOD)
 
 METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in REGISTERED}
 

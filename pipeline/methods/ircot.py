@@ -47,12 +47,14 @@ class IRCoTSettings(BaseModel):
         "than more (DESIGN.md); on the first 10 HotpotQA items 5 and all scored the same F1 (58.0), and 5 "
         "keeps the reader prompt short.",
     )
-    reader: Literal["cot", "direct"] = Field(
+    reader: Literal["cot", "direct", "notes"] = Field(
         "direct",
-        description="direct: a separate call answers from the collected passages; cot: the answer is the "
-        "conclusion of the reasoning chain (finished by one more call when the chain stopped without one). The "
-        "paper offers both (Sec. 3.2); with the 1.5B model the chain often concludes too early, so direct is the "
-        "default (a first check on 4 HotpotQA items: F1 0 with cot, 67 with direct).",
+        description="direct: a separate call answers from the collected passages; notes: the same, with the "
+        "reasoning sentences shown to it as notes that may be wrong (this app's variant, measured in "
+        "docs/benchmarks.md); cot: the answer is the conclusion of the reasoning chain (finished by one more "
+        "call when the chain stopped without one). The paper offers cot and direct (Sec. 3.2); with the 1.5B "
+        "model the chain often concludes too early (a first check on 4 HotpotQA items: F1 0 with cot, 67 with "
+        "direct).",
     )
 
 _ANSWER_IS = re.compile(r"answer is\s*:?\s*(.*)", re.IGNORECASE | re.DOTALL)
@@ -130,15 +132,20 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
             break
 
     ctx.check_cancelled()
-    if cfg.reader == "direct":
+    if cfg.reader in ("direct", "notes"):
         read = pool
         if cfg.reader_passages and len(pool) > cfg.reader_passages and ctx.reranker is not None:
             query = " ".join([question, *map(strip_citations, sentences)])
             read = ctx.reranker.rerank(query, pool, cfg.reader_passages)
         values = {"question": question, "passages": format_passages(read) or "(no passages found)"}
-        yield from stream_answer(ctx, tracer, answer_prompt("oner_answer", ctx.settings.answer_style), values,
+        prompt_name = "oner_answer"
+        if cfg.reader == "notes":
+            prompt_name = "ircot_read"
+            # Citations in the notes number the collected pool, not the reader's passages: left out.
+            values["reasoning"] = " ".join(map(strip_citations, sentences)) or "(none)"
+        yield from stream_answer(ctx, tracer, answer_prompt(prompt_name, ctx.settings.answer_style), values,
                                  read, parent_id=parent,
-                                 extra={"reader": "direct", "reasoning": sentences,
+                                 extra={"reader": cfg.reader, "reasoning": sentences,
                                         "collected": passage_refs(pool)})
         return
     yield from _conclude(ctx, tracer, prompt, question, pool, sentences, conclusion, parent)
@@ -194,5 +201,5 @@ METHOD = MethodSpec(
     summary="Reasons one sentence at a time, retrieving with each sentence: for questions that chain or "
             "compare facts from several passages.",
     settings=IRCoTSettings, structure="chain",
-    prompts=("ircot_reason", "oner_answer", "oner_answer_short"),
+    prompts=("ircot_reason", "oner_answer", "oner_answer_short", "ircot_read", "ircot_read_short"),
 )

@@ -14,7 +14,7 @@ from pipeline.prompting import answer_prompt
 def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
     """Answer ``question`` from the model alone."""
     prompt = answer_prompt("nor_answer", ctx.settings.answer_style)
-    yield from stream_answer(ctx, tracer, prompt, {"question": question}, passages=[])
+    yield from stream_answer(ctx, tracer, prompt, {"question": question}, passages=[], grounded=False)
 
 
 METHOD = MethodSpec(

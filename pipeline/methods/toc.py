@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Generator, Iterator, Literal
 
 from langchain_core.documents import Document
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,6 +29,7 @@ from pipeline.payloads import (ExpandPayload, NodePayload, PassageRef, PrunePayl
                                WarningPayload, passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
 from pipeline.text import normalize_answer
+from pipeline.untrusted import format_passage
 from pipeline.verification import EvidenceVerifier, Verifier
 
 if TYPE_CHECKING:
@@ -60,9 +61,28 @@ class ToCSettings(BaseModel):
     keep_threshold: float = Field(0.5, ge=0.0, le=1.0, description="A node is kept when its verification score "
                                   "(mean of P(True) and the question's relevance to the ambiguous question) "
                                   "reaches this (this app's choice; measured in docs/benchmarks.md).")
+    clarify: Literal["enumerate", "per_passage"] = Field(
+        "enumerate",
+        description="enumerate: one call lists every reading found in the passages (the paper's RAC, Sec. 3.1); "
+        "per_passage: one short call per passage names the reading that passage answers (small models extract "
+        "better than they enumerate; this app's variant, measured in docs/benchmarks.md).")
+    diversity: float = Field(0.0, ge=0.0, le=0.9, description="Maximal marginal relevance when choosing a node's "
+                             "passages: 0 takes the best-ranked ones; higher values trade rank for passages unlike "
+                             "those already chosen, so that different readings get read (this app's choice).")
+    cover_answers: bool = Field(False, description="Add to the long answer every kept interpretation's answer "
+                                "that the model left out, with its passage cited (this app's choice).")
 
 
 class Clarification(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(max_length=200)
+    answer: str = Field(max_length=80)
+
+
+class PassageReading(BaseModel):
+    """The one-passage clarification's reply: the reading a passage answers and its answer (both empty when it
+    answers none)."""
+
     model_config = ConfigDict(extra="forbid")
     question: str = Field(max_length=200)
     answer: str = Field(max_length=80)
@@ -84,9 +104,10 @@ class Node:
     parent_id: str | None
     state: str = "candidate"
     reason: str = ""
-    prune_kind: str = ""  # duplicate, no-clarification, no-evidence, verification, budget
+    prune_kind: str = ""  # duplicate, no-clarification, no-short-answer, no-evidence, verification, budget
     score: float | None = None
     evidence: Document | None = None
+    source: Document | None = None  # the passage a one-passage clarification read it from
 
     @property
     def valid(self) -> bool:
@@ -113,8 +134,9 @@ def _same_answer(a: str, b: str) -> bool:
     return bool(a and b) and (a == b or f" {a} " in f" {b} " or f" {b} " in f" {a} ")
 
 
-def _duplicate_of(node: Node, nodes: list[Node]) -> Node | None:
-    """An earlier node (not pruned) asking the same question or giving the same answer.
+def _duplicate_of(node: Node, nodes: list[Node], by_question: bool = True) -> Node | None:
+    """An earlier node (not pruned) asking the same question (unless not ``by_question``) or giving the same
+    answer.
 
     Embedding similarity is no test of sameness here: all-MiniLM-L6-v2 rates "Who won the 2024 Tour de
     France?" and "... 2023 ..." 0.975 similar, and such questions are exactly the interpretations to keep.
@@ -123,7 +145,7 @@ def _duplicate_of(node: Node, nodes: list[Node]) -> Node | None:
     for other in nodes:
         if other is node or other.state == "pruned":
             continue
-        if normalize_answer(other.question) == question:
+        if by_question and normalize_answer(other.question) == question:
             return other
         if other.answer and _same_answer(other.answer, node.answer or ""):
             return other
@@ -136,7 +158,6 @@ def run(question: str, ctx: RunContext, tracer: Tracer, verifier: Verifier | Non
     embeddings = ctx.require_embeddings()
     reranker = ctx.reranker or RankFusionReranker(embeddings)
     verifier = verifier or EvidenceVerifier(ctx.llm, embeddings, settings.keep_threshold, ctx.settings.temperature)
-    clarify = load_prompt("toc_clarify")
     calls = 0
 
     root = Node(tracer.new_id("n"), question, None, 0, None, state="root")
@@ -144,7 +165,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer, verifier: Verifier | Non
     yield _node_event(tracer, root)
     pool = yield from retrieve_step(ctx, tracer, question, parent_id=root.id, k=settings.pool_size,
                                     title="Retrieve passages for the question")
-    demos = clarify.select_demos(question, embeddings, settings.demos)
+    expand = _Expander(ctx, tracer, question, settings, reranker, embeddings)
 
     queue = deque([root])
     failed_in_row = 0
@@ -156,56 +177,42 @@ def run(question: str, ctx: RunContext, tracer: Tracer, verifier: Verifier | Non
         if failed_in_row >= settings.max_failed_expansions:
             stop_reason = f"{failed_in_row} expansions in a row added no valid node"
             break
-        if settings.max_llm_calls - calls < 3:  # one expansion (two calls if retried), and the answer
+        if settings.max_llm_calls - calls < expand.calls_needed + 1:  # one expansion, and the answer
             stop_reason = f"the budget of {settings.max_llm_calls} LLM calls"
             break
         node = queue.popleft()
-        if node.depth >= settings.max_depth:
-            continue
+        if node.depth >= settings.max_depth or (expand.per_passage and node.depth >= 1):
+            continue  # one-passage readings are leaves: their passages were read already
         ctx.check_cancelled()
-
-        top = reranker.rerank(node.question, pool, settings.passages_per_prompt)
-        expansion = tracer.new_id("e")
-        title = f"Clarify: {node.question}"
-        passages = passage_refs(top)
-        yield tracer.event(ExpandPayload(query=node.question, passages=passages), title, id=expansion,
-                           parent_id=node.id, status=Status.RUNNING)
-        messages = clarify.messages(demos, passages=format_passages(top), question=node.question)
-        try:
-            reply, results = generate_structured(ctx.llm, messages, clarify.options(ctx.settings.temperature),
-                                                 Clarifications)
-            calls += len(results)
-            pairs = _pairs(reply)
-        except LLMCallError as exc:
-            calls += 2
+        proposals, used = yield from expand(node, pool, nodes)
+        calls += used
+        if proposals is None:  # the expansion failed (its warning is an event)
             failed_in_row += 1
-            yield tracer.event(ExpandPayload(query=node.question, passages=passages, message=str(exc)), title,
-                               id=expansion, parent_id=node.id, status=Status.FAILED, llm_calls=2)
-            yield tracer.event(WarningPayload(message=str(exc)), "Clarification failed", parent_id=expansion)
             continue
-        payload = ExpandPayload(query=node.question, passages=passages,
-                                candidates=[QAPair(question=q, answer=a) for q, a in pairs],
-                                constrained_retry=len(results) > 1)
-        yield tracer.event(payload, title, id=expansion, parent_id=node.id, **llm_cost(*results))
 
         added = 0
-        for clarified, answer in pairs:
-            child = Node(tracer.new_id("n"), clarified, answer, node.depth + 1, expansion)
+        for clarified, answer, source, expansion in proposals:
+            child = Node(tracer.new_id("n"), clarified, answer, node.depth + 1, expansion, source=source)
             nodes.append(child)
             yield _node_event(tracer, child)
-            duplicate = _duplicate_of(child, nodes)
+            # A one-passage reading is known by its answer: the model often words two readings alike.
+            duplicate = _duplicate_of(child, nodes, by_question=source is None)
             if duplicate is not None:
                 yield from _prune(tracer, child, "duplicate", f"duplicate of “{duplicate.question}”")
                 continue
-            if normalize_answer(clarified) == normalize_answer(question):
+            if source is None and normalize_answer(clarified) == normalize_answer(question):
                 yield from _prune(tracer, child, "no-clarification", "repeats the question without clarifying it")
                 continue
             if settings.max_llm_calls - calls < 2:  # one verification, and the answer
                 yield from _prune(tracer, child, "budget", "not verified: the LLM-call budget is spent")
                 continue
             ctx.check_cancelled()
+            if source is not None and len(answer.split()) > MAX_ANSWER_WORDS:
+                yield from _prune(tracer, child, "no-short-answer",
+                                  f"the passage gave a description ({len(answer.split())} words), not a short answer")
+                continue
             ranked = reranker.rerank(clarified, pool, len(pool))
-            verdict = verifier.verify(question, clarified, answer, ranked)
+            verdict = verifier.verify(question, clarified, answer, ranked, source=source)
             cost = {}
             if verdict.call is not None:
                 calls += 1
@@ -233,6 +240,116 @@ def run(question: str, ctx: RunContext, tracer: Tracer, verifier: Verifier | Non
     root.reason = f"stopped: {stop_reason}"
     yield _node_event(tracer, root, llm_calls_used=calls)
     yield from _answer(ctx, tracer, question, root, nodes, pool, settings)
+
+
+MAX_ANSWER_WORDS = 12  # a one-passage reading with a longer "answer" copied a description, not a short answer
+
+# What an expansion proposes: (clarified question, answer, the passage it was read from or None, the id of the
+# expand step that proposed it).
+Proposal = tuple[str, str, "Document | None", str]
+
+
+class _Expander:
+    """Expands a node: retrieval-augmented clarification over the node's passages, as one ``expand`` step (or
+    one per passage read, ``per_passage``), proposing the child nodes."""
+
+    def __init__(self, ctx: RunContext, tracer: Tracer, question: str, settings: ToCSettings, reranker,
+                 embeddings) -> None:
+        self.ctx, self.tracer, self.settings, self.reranker = ctx, tracer, settings, reranker
+        self.per_passage = settings.clarify == "per_passage"
+        self.prompt = load_prompt("toc_read_passage" if self.per_passage else "toc_clarify")
+        self.demos = [] if self.per_passage else self.prompt.select_demos(question, embeddings, settings.demos)
+        self.read: set[str] = set()  # passages already read by a one-passage clarification
+
+    @property
+    def calls_needed(self) -> int:
+        """LLM calls one expansion may take (a constrained retry included)."""
+        return self.settings.passages_per_prompt if self.per_passage else 2
+
+    def _passages(self, node: Node, pool: list[Document]) -> list[Document]:
+        candidates = pool
+        if self.per_passage:  # a deeper node reads passages no node has read yet
+            fresh = [p for p in pool if p.id not in self.read]
+            candidates = fresh or pool
+        k = self.settings.passages_per_prompt
+        if self.settings.diversity > 0 and hasattr(self.reranker, "diverse"):
+            return self.reranker.diverse(node.question, candidates, k, self.settings.diversity)
+        return self.reranker.rerank(node.question, candidates, k)
+
+    def __call__(self, node: Node, pool: list[Document], nodes: list[Node]
+                 ) -> Generator[StepEvent, None, tuple[list[Proposal] | None, int]]:
+        top = self._passages(node, pool)
+        if self.per_passage:
+            return (yield from self._per_passage(node, top))
+        return (yield from self._enumerate(node, top))
+
+    def _enumerate(self, node: Node, top: list[Document]):
+        ctx, tracer = self.ctx, self.tracer
+        expansion = tracer.new_id("e")
+        title = f"Clarify: {node.question}"
+        passages = passage_refs(top)
+        yield tracer.event(ExpandPayload(query=node.question, passages=passages), title, id=expansion,
+                           parent_id=node.id, status=Status.RUNNING)
+        messages = self.prompt.messages(self.demos, passages=format_passages(top), question=node.question)
+        try:
+            reply, results = generate_structured(ctx.llm, messages, self.prompt.options(ctx.settings.temperature),
+                                                 Clarifications)
+        except LLMCallError as exc:
+            yield tracer.event(ExpandPayload(query=node.question, passages=passages, message=str(exc)), title,
+                               id=expansion, parent_id=node.id, status=Status.FAILED, llm_calls=2)
+            yield tracer.event(WarningPayload(message=str(exc)), "Clarification failed", parent_id=expansion)
+            return None, 2
+        pairs = _pairs(reply)
+        payload = ExpandPayload(query=node.question, passages=passages,
+                                candidates=[QAPair(question=q, answer=a) for q, a in pairs],
+                                constrained_retry=len(results) > 1)
+        yield tracer.event(payload, title, id=expansion, parent_id=node.id, **llm_cost(*results))
+        return [(q, a, None, expansion) for q, a in pairs], len(results)
+
+    def _per_passage(self, node: Node, top: list[Document]):
+        """One ``expand`` step for the node, updated after each passage is read; each reading with an answer is a
+        proposal whose source is its passage."""
+        ctx, tracer = self.ctx, self.tracer
+        expansion = tracer.new_id("e")
+        title = f"Clarify, one passage at a time: {node.question}"
+        passages = passage_refs(top)
+        candidates: list[QAPair] = []
+        proposals: list[Proposal] = []
+        results: list = []
+        failures: list[str] = []
+        yield tracer.event(ExpandPayload(query=node.question, passages=passages), title, id=expansion,
+                           parent_id=node.id, status=Status.RUNNING)
+        for number, passage in enumerate(top, 1):
+            ctx.check_cancelled()
+            self.read.add(passage.id)
+            messages = self.prompt.messages(question=node.question, passage=format_passage(passage))
+            try:
+                reply, used = generate_structured(ctx.llm, messages, self.prompt.options(ctx.settings.temperature),
+                                                  PassageReading)
+            except LLMCallError as exc:
+                results += [None, None]
+                failures.append(f"passage [{number}]: {exc}")
+                continue
+            results += used
+            clarified, answer = " ".join(reply.question.split()), " ".join(reply.answer.split())
+            if answer and normalize_answer(clarified) in ("", normalize_answer(node.question)):
+                # The model restated the question: the reading is the one this passage answers.
+                title = " ".join(str(passage.metadata.get("title") or "").split()) or f"passage {number}"
+                clarified = f"{node.question.rstrip(' ?')} ({title})?"
+            if clarified and answer:
+                candidates.append(QAPair(question=clarified, answer=answer, passage=number))
+                proposals.append((clarified, answer, passage, expansion))
+            yield tracer.event(ExpandPayload(query=node.question, passages=passages, candidates=list(candidates)),
+                               title, id=expansion, parent_id=node.id, status=Status.RUNNING)
+        done = [r for r in results if r is not None]
+        payload = ExpandPayload(query=node.question, passages=passages, candidates=candidates,
+                                constrained_retry=len(results) > len(top), message="; ".join(failures))
+        cost = llm_cost(*done)
+        cost["llm_calls"] = len(results)
+        yield tracer.event(payload, title, id=expansion, parent_id=node.id, **cost)
+        for failure in failures:
+            yield tracer.event(WarningPayload(message=failure), "Clarification failed", parent_id=expansion)
+        return proposals, len(results)
 
 
 def _prune(tracer: Tracer, node: Node, kind: str, reason: str) -> Iterator[StepEvent]:
@@ -274,9 +391,30 @@ def _answer(ctx: RunContext, tracer: Tracer, question: str, root: Node, nodes: l
     passages = passages[: settings.answer_passages]
     lines = "\n".join(f"- {n.question} {n.answer}" for n in chosen)
     values = {"question": question, "passages": format_passages(passages), "interpretations": lines}
+    cover = (lambda text: cover_interpretations(text, chosen, passages)) if settings.cover_answers else None
     yield from stream_answer(ctx, tracer, load_prompt("toc_answer"), values, passages, parent_id=root.id,
-                             title="Answer", extra={"unambiguous": False, "interpretations": [
+                             title="Answer", finish=cover, extra={"unambiguous": False, "interpretations": [
                                  QAPair(question=n.question, answer=n.answer or "") for n in chosen]})
+
+
+def cover_interpretations(text: str, chosen: list[Node], passages: list[Document]) -> str:
+    """``text`` with a sentence added for each kept interpretation whose answer it does not mention: the
+    clarified question and its answer, citing the passage that holds the answer."""
+    numbers = {p.id: i for i, p in enumerate(passages, 1)}
+    added = []
+    for node in chosen:
+        answer = node.answer or ""
+        if not answer or _same_answer_in(answer, text):
+            continue
+        cite = f" [{numbers[node.evidence.id]}]" if node.evidence is not None and node.evidence.id in numbers else ""
+        added.append(f"{node.question.rstrip()} {answer.rstrip('.')}{cite}.")
+    return " ".join([text.rstrip(), *added]) if added else text
+
+
+def _same_answer_in(answer: str, text: str) -> bool:
+    """Whether ``text`` mentions ``answer`` (normalised, as whole words)."""
+    needle = normalize_answer(answer)
+    return bool(needle) and f" {needle} " in f" {normalize_answer(text)} "
 
 
 def clarification_scores(item: "EvalItem", state: "RunState") -> dict[str, float]:

@@ -43,29 +43,33 @@ NOTES = [
     ("Tour de France", "Jonas Vingegaard won the 2023 Tour de France ahead of Tadej Pogacar."),
     ("Tour de France", "Jonas Vingegaard also won the 2022 Tour de France."),
     ("Tour de France Femmes", "The 2024 Tour de France Femmes was won by Katarzyna Niewiadoma."),
-    ("Markup", "A page about cycling that contains markup: <script>window.__injected = 1</script> and "
-               "<img src=x onerror=\"window.__injected = 2\"> should be shown as text."),
 ]
+# A passage with active markup. Kept out of NOTES: a flagged passage makes the answer stream a sentence at a time
+# (pipeline.untrusted.StreamGuard), which the tests of live streaming and Stop do not want.
+MARKUP = ("Markup", "A page about cycling that contains markup: <script>window.__injected = 1</script> and "
+                    "<img src=x onerror=\"window.__injected = 2\"> should be shown as text.")
 
 
 @pytest.fixture
 def serve(tmp_path, embeddings) -> Iterator[Callable]:
-    """``serve(model)`` starts the app over a fresh data folder holding the collection ``notes`` and returns
-    its URL; the app is closed after the test."""
+    """``serve(model)`` starts the app over a fresh data folder holding the collection ``notes`` (``NOTES``, or
+    the ``(title, text)`` pairs given as ``notes``), with ``model`` offered as ``choice`` (and the operator's
+    ``endpoints``, ``NAME=SPEC``), and returns its URL; the app is closed after the test."""
     from corpora.store import CollectionStore
     from pipeline.runtime import Runtime, RuntimeConfig
     from ui.app import build_app, launch_options
 
     apps = []
 
-    def start(model, data_dir: Path | None = None, choice: str = "default") -> str:
+    def start(model, data_dir: Path | None = None, choice: str = "default", notes=NOTES, endpoints=()) -> str:
         data_dir = data_dir or tmp_path / "data"
         store = CollectionStore(data_dir, embeddings)
         if not store.exists("notes"):
             store.create("notes").add([Document(page_content=text, metadata={"title": title, "source": "notes.txt",
                                                                               "collection": "notes"}, id=f"n{i}")
-                                       for i, (title, text) in enumerate(NOTES)])
-        runtime = Runtime(RuntimeConfig(data_dir=data_dir, model=choice), embeddings=embeddings)
+                                       for i, (title, text) in enumerate(notes)])
+        runtime = Runtime(RuntimeConfig(data_dir=data_dir, model=choice, endpoints=tuple(endpoints)),
+                          embeddings=embeddings)
         runtime.use_model(choice, model)
         app = build_app(runtime)
         app.queue(default_concurrency_limit=1)

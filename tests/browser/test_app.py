@@ -1,10 +1,14 @@
-"""The app in a real headless Chromium: the live tree, uploads and citations, escaping, several sessions at
-once, Stop, traces, and one question answered by the real fast model."""
+"""The app in a real headless Chromium: the live tree, uploads and citations, escaping (markup, Markdown, bare
+urls, direction overrides), Enter to ask, refused questions, several sessions at once, Stop, traces, and one
+question answered by the real fast model."""
 
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
+from models.llama_backend import CALL_GATE
+from tests.browser.conftest import MARKUP, NOTES
 from tests.fakes import ScriptedLLM, TreeScript
 
 AQ = "Who won the Tour de France?"
@@ -98,21 +102,111 @@ def test_an_uploaded_pdf_is_cited(page, serve, tmp_path):
     assert source.evaluate("el => el.open") and "Lindenfeld" in source.inner_text()
 
 
-def test_markup_in_passages_and_answers_is_shown_as_text(page, serve):
-    llm = answers_by_prompt('It has markup <img src=x onerror="window.__injected = 3"> [1].')
+def test_a_citation_opens_the_passage_it_cites(page, serve):
+    open_app(page, serve(answers_by_prompt("Pogacar won in 2024 [1]; Niewiadoma won the Femmes [3].")))
+    ask(page, AQ, method="OneR")
+    wait_done(page)
+    numbered = page.locator("#reasoning .kind-answer .rv-passages li")
+    first, third = (numbered.nth(i).locator(".rv-passage").text_content() for i in (0, 2))
+    message = last_answer(page)
+    message.locator(".cite:text-is('[3]')").click()
+    opened = message.locator("details.source[open]")
+    assert opened.count() == 1
+    assert opened.locator("summary").inner_text().startswith("[3]")
+    assert opened.locator(".source-text").inner_text() == third != first
+    expect(opened).to_be_in_viewport()
+    assert "#" not in page.url  # the page's address is left alone
+    message.locator(".cite:text-is('[1]')").click()
+    assert message.locator("details.source[open] .source-text").first.inner_text() == first
+
+
+def test_enter_sends_the_question_and_shift_enter_adds_a_line(page, serve):
+    llm = answers_by_prompt("Tadej Pogacar [1].")
     open_app(page, serve(llm))
+    choose(page, "method", "OneR")
+    box = page.locator("#question textarea")
+    box.click()
+    box.press_sequentially("Who won the 2024")
+    box.press("Shift+Enter")
+    box.press_sequentially("Tour de France?")
+    assert box.input_value() == "Who won the 2024\nTour de France?"
+    assert page.locator("#chat .user-row").count() == 0 and not llm.calls  # not sent
+    box.press("Enter")
+    page.wait_for_selector("#chat .user-row:has-text('Tour de France?')")
+    wait_done(page)
+    assert "Tadej Pogacar" in last_answer(page).inner_text()
+    assert box.input_value() == "" and len(llm.calls) == 1
+    assert "Who won the 2024\nTour de France?" in llm.calls[0][0][-1]["content"]
+
+
+def test_an_empty_or_early_question_gets_a_notice_and_changes_nothing(page, serve):
+    def reply(messages, options):
+        return "A slow answer " + "and more " * 25 if "slowly" in messages[-1]["content"] else "A quick answer."
+
+    llm = ScriptedLLM(reply, delay=0.04)
+    open_app(page, serve(llm))
+    ask(page, "Who won the 2024 Tour de France?", method="OneR")
+    wait_done(page)
+    chat_before = page.inner_text("#chat")
+    page.click("#ask")  # nothing typed
+    page.wait_for_selector(".toast-body:has-text('Type a question first')", timeout=10_000)
+    page.wait_for_timeout(300)  # the refused Ask's answer event has run by now
+    assert page.locator("[data-testid=status-tracker]:has-text('Error'), .toast-body:has-text('Error')").count() == 0
+    assert page.locator("#chat").is_visible() and page.inner_text("#chat") == chat_before
+    assert len(llm.calls) == 1
+    # A question asked while the previous one is being answered is refused the same way, and not run later.
+    ask(page, "Tell me slowly about the Tour de France.")
+    page.wait_for_selector("#chat .bot-row:has-text('A slow answer')")
+    ask(page, "And in 2023?")
+    page.wait_for_selector(".toast-body:has-text('still being answered')", timeout=10_000)
+    wait_done(page)
+    page.wait_for_timeout(500)  # the refused Ask's answer event, queued after the run, has run by now
+    assert len(llm.calls) == 2 and page.locator("#chat .user-row").count() == 2
+    assert "and more" in last_answer(page).inner_text()
+    assert page.locator("[data-testid=status-tracker]:has-text('Error')").count() == 0
+    ask(page, "And in 2023?")
+    expect(page.locator("#chat .bot-row")).to_have_count(3)
+    expect(last_answer(page)).to_contain_text("A quick answer.")
+    assert len(llm.calls) == 3
+
+
+def test_urls_and_names_in_passages_are_shown_as_inert_text(page, serve):
+    notes = [("Links", "The race results are at http://evil.example/x and www.evil.example/y (bob@evil.example)."),
+             ("report\u202eFDP.exe", "[click](javascript:window.__clicked=1) ![x](http://evil.example/img.png)"),
+             ("Tour de France", "Tadej Pogacar won the 2024 Tour de France.")]
+    open_app(page, serve(answers_by_prompt("Results are online [1]; see [2] and [3]. http://evil.example/z"),
+                         notes=notes))
+    ask(page, "Where are the Tour de France race results?", method="OneR")
+    wait_done(page)
+    message = last_answer(page)
+    page.locator("#reasoning .kind-answer .rv-passages summary").click()
+    for where in ("#reasoning", "#chat"):
+        assert "http://evil.example/x" in page.locator(where).text_content()
+    assert page.locator("a[href*='evil.example'], img[src*='evil.example']").count() == 0
+    assert page.locator("#chat a:not(.cite), #chat img, #reasoning a, #reasoning img").count() == 0
+    assert "reportFDP.exe" in message.inner_text() and "\u202e" not in page.text_content("body")
+    message.locator(".cite[title^='Links']").click()  # the citations still work
+    assert "http://evil.example/x" in message.locator("details.source[open]").inner_text()
+
+
+def test_markup_in_passages_and_answers_is_shown_as_text(page, serve):
+    # Inert markup from the model is shown as text; active markup is removed from the answer (with a warning).
+    llm = answers_by_prompt('It has <b>bold</b> markup <img src=x onerror="window.__injected = 3"> [1].')
+    open_app(page, serve(llm, notes=NOTES + [MARKUP]))
     ask(page, "Which page contains markup about cycling?", method="OneR")
     wait_done(page)
     page.locator("#reasoning .kind-retrieve .rv-passages summary").click()
     assert "<script>window.__injected = 1</script>" in page.inner_text("#reasoning")
-    assert '<img src=x onerror="window.__injected = 3">' in last_answer(page).inner_text()
+    answer = last_answer(page).inner_text()
+    assert "It has <b>bold</b> markup" in answer and "onerror" not in answer
+    assert "Answer sanitised" in page.inner_text("#reasoning")
     assert page.evaluate("window.__injected") is None
     assert page.locator("#reasoning script, #reasoning img, #chat .message-content img").count() == 0
 
 
 def test_two_sessions_asking_at_once_each_get_their_own_answer(chromium, serve):
     llm = ScriptedLLM(lambda messages, options: "The answer to " + messages[-1]["content"].rsplit("Question: ", 1)[1]
-                      .split("\n")[0] + " is here." + " So it is." * 8, delay=0.08)
+                      .split("\n")[0] + " is here." + " So it is." * 8, delay=0.08, gate=CALL_GATE)
     url = serve(llm)
     contexts = [chromium.new_context(viewport={"width": 1400, "height": 900}) for _ in range(2)]
     pages = [c.new_page() for c in contexts]
@@ -125,8 +219,8 @@ def test_two_sessions_asking_at_once_each_get_their_own_answer(chromium, serve):
             page.fill("#question textarea", question)
         for page in pages:
             page.click("#ask")
-        # model calls are queued: the second person sees their place in the queue while the first is answered
-        pages[1].wait_for_selector("[data-testid=status-tracker]:has-text('queue')", timeout=10_000)
+        # model calls take turns: the second person sees their place while the first is answered
+        pages[1].wait_for_selector("#chat .notice-wait:has-text('1 question ahead of yours')", timeout=10_000)
         for page in pages:
             wait_done(page)
         for page, mine, other in zip(pages, questions, reversed(questions)):
@@ -191,6 +285,16 @@ def test_collections_tab_reports_bad_files_and_deletes(page, serve, tmp_path):
     page.wait_for_selector("#ingest-report .outcome-failed:has-text('broken.pdf')")
     assert "good.txt" in page.inner_text("#ingest-report .outcome-added")
     page.wait_for_selector("#files-table:has-text('good.txt')")
+    other = tmp_path / "other" / "good.txt"  # another file of the same name: refused, then replaced on request
+    other.parent.mkdir()
+    other.write_text("Keirin is a track cycling race behind a pacer.")
+    page.click("#uploads button[aria-label='Clear']")
+    page.set_input_files("#uploads input[type=file]", str(other))
+    page.click("#add-files")
+    page.wait_for_selector("#ingest-report .outcome-failed:has-text('Replace files with the same name')")
+    page.check("#replace-files input")
+    page.click("#add-files")
+    page.wait_for_selector("#ingest-report .outcome-replaced:has-text('good.txt')")
     page.click("#delete-panel .label-wrap")
     choose(page, "file-choice", "good.txt")
     page.click("#delete-file")
@@ -253,17 +357,23 @@ def test_an_oversized_upload_is_refused_with_a_clear_message(page, serve, tmp_pa
         handle.truncate(MAX_FILE_BYTES + 1024)
     open_app(page, serve(answers_by_prompt("unused")))
     page.click("button[role=tab]:has-text('Collections')")
+    # The label states the limit in corpora/ingest.py's unit (decimal MB, as its "over the limit" message)
+    assert f"up to {MAX_FILE_BYTES / 1e6:.0f} MB each" in page.inner_text("#uploads")
     page.set_input_files("#uploads input[type=file]", str(big))
     page.wait_for_selector("text=/exceed the maximum allowed size of 50(\\.0)? ?Mb: \"huge.txt\"/i", timeout=20_000)
     assert page.locator("#files-table:has-text('huge.txt')").count() == 0
 
 
 def test_a_missing_model_gets_a_clear_message_and_keeps_the_conversation(page, serve):
-    open_app(page, serve(answers_by_prompt("First answer [1].")))
+    # The operator offers a model whose file has gone; a person cannot type a path or URL of their own.
+    open_app(page, serve(answers_by_prompt("First answer [1]."), endpoints=["gone=/nowhere/missing-model.gguf"]))
     ask(page, "Who won the 2024 Tour de France?", method="OneR")
     wait_done(page)
-    page.fill("#model input", "/nowhere/missing-model.gguf")
+    page.fill("#model input", "/etc/passwd")
     page.press("#model input", "Enter")
+    page.click("#question textarea")
+    assert page.input_value("#model input") != "/etc/passwd"  # typed text is no choice
+    choose(page, "model", "gone")
     ask(page, "And who won in 2023?")
     page.wait_for_selector("#chat .notice-error:has-text('Cannot answer')")
     assert "missing-model.gguf" in last_answer(page).inner_text()

@@ -1,0 +1,89 @@
+"""The support check that lets a method say "the collections do not answer this" instead of guessing: the key
+terms it weighs, the coverage it computes, and the answer a run gives when the passages miss the question (no
+model call, cited closest passages, ``abstained`` set) or when the model itself says so."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.documents import Document
+
+from pipeline.context import RunContext
+from pipeline.events import EventKind, Status
+from pipeline.support import abstention, check_support, key_terms, says_unanswerable
+from tests.fakes import ScriptedLLM, ScriptedRetriever, run_events, settings_with
+
+WEASLEY = "Who played the Weasley brothers in Harry Potter?"
+VOLDEMORT = Document(page_content="Lord Voldemort is the main antagonist of the series, played by Ralph Fiennes.",
+                     metadata={"title": "Lord Voldemort"}, id="v")
+WEASLEYS = Document(page_content="James and Oliver Phelps played Fred and George Weasley in the Harry Potter films.",
+                    metadata={"title": "Harry Potter (film series)"}, id="w")
+
+
+def test_key_terms_drop_question_words_and_weigh_names_double():
+    terms = dict(key_terms(WEASLEY))
+    assert "Who" not in terms and "the" not in terms and "in" not in terms
+    assert terms == {"played": 1.0, "Weasley": 2.0, "brothers": 1.0, "Harry": 2.0, "Potter": 2.0}
+
+
+def test_coverage_counts_stems_in_titles_and_text():
+    good = check_support(WEASLEY, [WEASLEYS], 0.5)
+    assert good.supported and good.missing == ["brothers"] and good.coverage == pytest.approx(7 / 8)
+    bad = check_support(WEASLEY, [VOLDEMORT], 0.5)
+    assert not bad.supported and bad.coverage == pytest.approx(1 / 8)
+    assert bad.missing == ["Weasley", "brothers", "Harry", "Potter"]
+    assert not check_support(WEASLEY, [], 0.5).supported
+    assert check_support("Who?", [VOLDEMORT], 0.5).supported  # nothing to check
+
+
+def test_abstention_names_what_is_missing_and_cites_what_was_found():
+    text = abstention(check_support(WEASLEY, [VOLDEMORT], 0.5), [VOLDEMORT])
+    assert text.startswith("The selected sources do not answer this question")
+    assert "“Weasley”" in text and "Lord Voldemort [1]" in text
+
+
+@pytest.mark.parametrize("answer, unanswerable", [
+    ("The passages do not mention who played the Weasley brothers.", True),
+    ("There is no information about this in the sources.", True),
+    ("Unknown", True),
+    ("James and Oliver Phelps played Fred and George Weasley [1].", False),
+    ("He did not contain his anger, the passages say [2].", False),
+])
+def test_the_model_saying_so_counts_as_an_abstention(answer, unanswerable):
+    assert says_unanswerable(answer) is unanswerable
+
+
+def _answer(method, passages, reply="James and Oliver Phelps [1].", **settings):
+    llm = ScriptedLLM(lambda messages, options: reply)
+    ctx = RunContext(llm=llm, retriever=ScriptedRetriever(lambda query, k: passages[:k]),
+                     settings=settings_with(**settings))
+    events = run_events(method, WEASLEY, ctx)
+    done = [e for e in events if e.kind == EventKind.ANSWER and e.status == Status.DONE]
+    assert len(done) == 1
+    return done[0], llm
+
+
+@pytest.mark.parametrize("method", ["oner", "ircot"])
+def test_a_method_whose_passages_miss_the_question_abstains_without_a_model_answer(method):
+    answer, llm = _answer(method, [VOLDEMORT], reply="Ron Weasley and Harry Potter [1].")
+    assert answer.payload.abstained and answer.payload.support == pytest.approx(1 / 8)
+    assert "do not answer this question" in answer.payload.answer and "Ron" not in answer.payload.answer
+    assert answer.payload.citations == [1]
+    answering = [m for m, _ in llm.calls if not m[0]["content"].startswith("You answer questions that need facts")]
+    assert answering == []  # IRCoT's reasoning steps ran; no call wrote an answer
+
+
+def test_supported_passages_are_answered_and_the_threshold_is_a_setting():
+    answer, _ = _answer("oner", [WEASLEYS])
+    assert not answer.payload.abstained and answer.payload.answer.startswith("James and Oliver Phelps")
+    answer, _ = _answer("oner", [VOLDEMORT], min_support=0)
+    assert not answer.payload.abstained and answer.payload.answer.startswith("James")
+
+
+def test_nor_has_no_passages_to_check():
+    answer, _ = _answer("nor", [], reply="I do not know.")
+    assert not answer.payload.abstained and answer.payload.answer == "I do not know."
+
+
+def test_a_model_reply_saying_the_passages_lack_the_answer_is_marked():
+    answer, _ = _answer("oner", [WEASLEYS], reply="The passages do not mention the Weasley brothers.")
+    assert answer.payload.abstained
