@@ -116,6 +116,7 @@ def main() -> None:
         rows["model load"].append({"delay": delay, "latency_s": latency, "during_load": loading})
 
     runtime = Runtime(RuntimeConfig(data_dir=args.data_dir, model=args.model))
+    runtime.ensure_demo()
     real = runtime.llm(args.model)
     service = RunService.for_runtime(runtime)
     for kind, (method, question) in KINDS.items():
