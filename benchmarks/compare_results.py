@@ -2,8 +2,9 @@
 
     python -m benchmarks.compare_results BEFORE.json AFTER.json [--method toc] [--after-method auto]
 
-For each method (or the named pair), on the items both files scored: how many predictions are identical, and
-the mean scores (x100) before and after. Prints Markdown.
+For each method (or the named pair), on the items both files scored: how many predictions are identical, the
+mean scores (x100) before and after, and the cost: median and p90 seconds per question, mean LLM calls, prompt
+tokens, and prompt tokens served from the prefix cache (where the file recorded them). Prints Markdown.
 """
 
 from __future__ import annotations
@@ -11,9 +12,27 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+
+import numpy as np
 from pathlib import Path
 
 from pipeline.reporting import table
+
+
+def _stat(function, digits: int = 1):
+    def summary(values: list) -> str:
+        known = [v for v in values if v is not None]
+        return f"{function(known):.{digits}f}" if len(known) == len(values) and known else "not recorded"
+    return summary
+
+
+COSTS = [
+    ("median s per question", "wall_s", _stat(statistics.median)),
+    ("p90 s per question", "wall_s", _stat(lambda v: float(np.percentile(v, 90)))),  # as the harness reports it
+    ("LLM calls (mean)", "llm_calls", _stat(statistics.fmean)),
+    ("prompt tokens (mean)", "prompt_tokens", _stat(statistics.fmean, 0)),
+    ("of which from the prefix cache (mean)", "cached_tokens", _stat(statistics.fmean, 0)),
+]
 
 
 def records(path: Path, method: str) -> dict[str, dict]:
@@ -42,6 +61,10 @@ def main() -> None:
         b = [before[i]["scores"][name] for i in shared if name in before[i]["scores"]]
         a = [after[i]["scores"][name] for i in shared if name in after[i]["scores"]]
         rows.append([name, len(b), f"{100 * statistics.fmean(b):.1f}", f"{100 * statistics.fmean(a):.1f}"])
+    for label, key, summary in COSTS:
+        b = [before[i]["cost"].get(key) for i in shared]
+        a = [after[i]["cost"].get(key) for i in shared]
+        rows.append([label, len(shared), summary(b), summary(a)])
     print(f"{len(shared)} items in both; identical predictions: {same} of {len(shared)}\n")
     print(table(["score", "n", f"before ({args.before.name})", f"after ({args.after.name})"], rows))
     changed = [i for i in shared if before[i]["prediction"] != after[i]["prediction"]]

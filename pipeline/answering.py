@@ -57,6 +57,7 @@ def stream_answer(
     extra: dict | None = None,
     finish: Callable[[str], str] | None = None,
     grounded: bool = True,
+    support_passages: list[Document] | None = None,
 ) -> Iterator[StepEvent]:
     """Generate the answer, yielding one ``answer_token`` event per piece (all with the answer step's id:
     consumers append their text) and a final ``answer`` event with the text, citations and cost. ``extra``
@@ -71,11 +72,13 @@ def stream_answer(
     A ``grounded`` answer (every method's but NoR's) is written only when the passages mention enough of the
     question (``pipeline.support``, threshold ``Settings.min_support``); otherwise the answer says that the
     sources do not answer the question and what they hold instead, without a model call. An answer in which the
-    model itself says so is marked ``abstained`` too."""
+    model itself says so is marked ``abstained`` too. The check reads ``support_passages`` when given (every
+    passage the method retrieved, where the prompt holds only a chosen few), else ``passages``."""
     step = tracer.new_id("a")
     yield tracer.event(AnswerPayload(), title, id=step, parent_id=parent_id, status=Status.RUNNING)
     if grounded and ctx.settings.min_support > 0:
-        support = check_support(values.get("question", ""), passages, ctx.settings.min_support)
+        checked = passages if support_passages is None else support_passages
+        support = check_support(values.get("question", ""), checked, ctx.settings.min_support)
         if not support.supported:
             text = abstention(support, passages)
             payload = AnswerPayload(answer=text, citations=cited_numbers(text, len(passages)),

@@ -345,3 +345,20 @@ def test_maximal_marginal_relevance_prefers_passages_unlike_the_chosen_ones():
     vectors = np.array([[1, 0, 0], [0.99, 0.1, 0], [0, 1, 0], [0, 0, 1]], dtype=np.float32)
     assert [d.id for d in maximal_marginal_relevance(docs, vectors, 2, 0.0)] == ["a", "a-copy"]
     assert [d.id for d in maximal_marginal_relevance(docs, vectors, 2, 0.5)] == ["a", "b"]
+
+
+def test_the_support_check_reads_the_retrieved_pool_not_only_the_answer_passages(store, embeddings):
+    # Each answer passage names its rider but not the race; the pool also holds a passage about the race. The
+    # tree's answer is written (before, the check read only the answer passages and abstained).
+    collection = store.create("riders")
+    texts = {"Tadej Pogacar": "Tadej Pogacar rode for UAE Team Emirates in 2024.",
+             "Jonas Vingegaard": "Jonas Vingegaard rode for Team Visma in 2023.",
+             "Tour de France": "The Tour de France is won by the rider with the lowest total time."}
+    collection.add([Document(page_content=t, metadata={"title": title, "source": f"{i}.txt"}, id=f"r{i}")
+                    for i, (title, t) in enumerate(texts.items())])
+    script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard")]})
+    events = run_toc(script, HybridRetriever([collection]), embeddings)
+    answer = events[-1]
+    assert answer.kind == EventKind.ANSWER and not answer.payload.unambiguous
+    assert {p.title for p in answer.payload.passages} <= {"Tadej Pogacar", "Jonas Vingegaard"}
+    assert not answer.payload.abstained and "Tadej Pogacar" in answer.payload.answer

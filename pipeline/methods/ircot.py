@@ -144,7 +144,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
             # Citations in the notes number the collected pool, not the reader's passages: left out.
             values["reasoning"] = " ".join(map(strip_citations, sentences)) or "(none)"
         yield from stream_answer(ctx, tracer, answer_prompt(prompt_name, ctx.settings.answer_style), values,
-                                 read, parent_id=parent,
+                                 read, parent_id=parent, support_passages=pool,
                                  extra={"reader": cfg.reader, "reasoning": sentences,
                                         "collected": passage_refs(pool)})
         return

@@ -392,8 +392,11 @@ def _answer(ctx: RunContext, tracer: Tracer, question: str, root: Node, nodes: l
     lines = "\n".join(f"- {n.question} {n.answer}" for n in chosen)
     values = {"question": question, "passages": format_passages(passages), "interpretations": lines}
     cover = (lambda text: cover_interpretations(text, chosen, passages)) if settings.cover_answers else None
+    # Each answer passage holds one interpretation's answer, not necessarily the ambiguous question's terms: the
+    # support check reads what OneR would read as well.
+    retrieved = passages + [p for p in pool[: ctx.settings.top_k] if p.id not in {q.id for q in passages}]
     yield from stream_answer(ctx, tracer, load_prompt("toc_answer"), values, passages, parent_id=root.id,
-                             title="Answer", finish=cover, extra={"unambiguous": False, "interpretations": [
+                             title="Answer", finish=cover, support_passages=retrieved, extra={"unambiguous": False, "interpretations": [
                                  QAPair(question=n.question, answer=n.answer or "") for n in chosen]})
 
 
