@@ -58,6 +58,7 @@ def stream_answer(
     finish: Callable[[str], str] | None = None,
     grounded: bool = True,
     support_passages: list[Document] | None = None,
+    support_questions: list[str] | None = None,
 ) -> Iterator[StepEvent]:
     """Generate the answer, yielding one ``answer_token`` event per piece (all with the answer step's id:
     consumers append their text) and a final ``answer`` event with the text, citations and cost. ``extra``
@@ -73,12 +74,16 @@ def stream_answer(
     question (``pipeline.support``, threshold ``Settings.min_support``); otherwise the answer says that the
     sources do not answer the question and what they hold instead, without a model call. An answer in which the
     model itself says so is marked ``abstained`` too. The check reads ``support_passages`` when given (every
-    passage the method retrieved, where the prompt holds only a chosen few), else ``passages``."""
+    passage the method retrieved, where the prompt holds only a chosen few), else ``passages``; the answer is
+    supported when the question or one of ``support_questions`` (ToC's kept interpretations, restated in the
+    passages' words) is."""
     step = tracer.new_id("a")
     yield tracer.event(AnswerPayload(), title, id=step, parent_id=parent_id, status=Status.RUNNING)
     if grounded and ctx.settings.min_support > 0:
         checked = passages if support_passages is None else support_passages
-        support = check_support(values.get("question", ""), checked, ctx.settings.min_support)
+        support = max((check_support(q, checked, ctx.settings.min_support)
+                       for q in [values.get("question", ""), *(support_questions or [])]),
+                      key=lambda s: (s.supported, s.coverage))
         if not support.supported:
             text = abstention(support, passages)
             payload = AnswerPayload(answer=text, citations=cited_numbers(text, len(passages)),

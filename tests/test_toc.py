@@ -362,3 +362,23 @@ def test_the_support_check_reads_the_retrieved_pool_not_only_the_answer_passages
     assert answer.kind == EventKind.ANSWER and not answer.payload.unambiguous
     assert {p.title for p in answer.payload.passages} <= {"Tadej Pogacar", "Jonas Vingegaard"}
     assert not answer.payload.abstained and "Tadej Pogacar" in answer.payload.answer
+
+
+def test_a_kept_interpretation_in_the_passages_words_supports_the_answer(store, embeddings):
+    # The question's own terms ("England's", "WW1") are in no passage; the kept interpretations, restated in the
+    # passages' words, are: the tree's answer is written, not an abstention.
+    question = "Who was England's PM in WW1?"
+    first, second = ("Who was Prime Minister of the United Kingdom at the start of the First World War?",
+                     "Who was Prime Minister of the United Kingdom at the end of the First World War?")
+    collection = store.create("ministers")
+    texts = ["H. H. Asquith was Prime Minister of the United Kingdom at the start of the First World War.",
+             "David Lloyd George was Prime Minister of the United Kingdom at the end of the First World War."]
+    collection.add([Document(page_content=t, metadata={"title": "Prime Minister", "source": "pm.txt"},
+                             id=f"m{i}") for i, t in enumerate(texts)])
+    script = TreeScript({question: [(first, "H. H. Asquith"), (second, "David Lloyd George")]},
+                        answer="H. H. Asquith [1], then David Lloyd George [2].")
+    ctx = RunContext(llm=script.llm, retriever=HybridRetriever([collection]), embeddings=embeddings,
+                     settings=settings_with(toc={"keep_threshold": 0.0}))
+    answer = run_events("toc", question, ctx)[-1]
+    assert answer.kind == EventKind.ANSWER and not answer.payload.unambiguous
+    assert not answer.payload.abstained and answer.payload.answer.startswith("H. H. Asquith [1]")

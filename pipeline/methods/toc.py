@@ -392,11 +392,13 @@ def _answer(ctx: RunContext, tracer: Tracer, question: str, root: Node, nodes: l
     lines = "\n".join(f"- {n.question} {n.answer}" for n in chosen)
     values = {"question": question, "passages": format_passages(passages), "interpretations": lines}
     cover = (lambda text: cover_interpretations(text, chosen, passages)) if settings.cover_answers else None
-    # Each answer passage holds one interpretation's answer, not necessarily the ambiguous question's terms: the
-    # support check reads what OneR would read as well.
+    # Each answer passage holds one interpretation's answer, not necessarily the ambiguous question's terms
+    # ("WW1" where passages say "First World War"): the support check reads what OneR would read as well, and
+    # accepts a kept interpretation's question, restated in the passages' words, in place of the question.
     retrieved = passages + [p for p in pool[: ctx.settings.top_k] if p.id not in {q.id for q in passages}]
     yield from stream_answer(ctx, tracer, load_prompt("toc_answer"), values, passages, parent_id=root.id,
-                             title="Answer", finish=cover, support_passages=retrieved, extra={"unambiguous": False, "interpretations": [
+                             title="Answer", finish=cover, support_passages=retrieved,
+                             support_questions=[n.question for n in chosen], extra={"unambiguous": False, "interpretations": [
                                  QAPair(question=n.question, answer=n.answer or "") for n in chosen]})
 
 
