@@ -58,13 +58,15 @@ BIG = 50  # steps: "at 50+ steps" figures
 FAKE_QUESTION = "Who won the stages of the Fake Tour?"
 
 
-def _port() -> int:
+def free_port() -> int:
+    """A free TCP port on loopback."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def _choose(page, elem_id: str, label: str) -> None:
+def choose(page, elem_id: str, label: str) -> None:
+    """Pick ``label`` in the Gradio dropdown ``elem_id``."""
     page.click(f"#{elem_id} input")
     page.click(f"ul[role=listbox] li:has-text('{label}')")
 
@@ -195,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         methods, questions, model = args.methods.split(","), QUESTIONS[: args.questions], args.model
     app = build_app(runtime)
     app.queue(default_concurrency_limit=1)
-    port = _port()
+    port = free_port()
     app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
     traces = data_dir / "traces"
     rows, first_steps, lags, costs, picture_lags, picture_costs = [], [], [], [], [], []
@@ -213,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
                 for name, value in fake_settings.items():
                     _set_setting(page, "toc", name, value)
             for method in methods:
-                _choose(page, "method", METHODS[method].label.split(" (")[0])
+                choose(page, "method", METHODS[method].label.split(" (")[0])
                 for question in questions:
                     page.click("#new-conversation")
                     page.wait_for_selector("#reasoning:has-text('New conversation')")

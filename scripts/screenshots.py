@@ -11,26 +11,16 @@ It runs a real model: about five minutes with the default model on 2 cores; run 
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.ui_latency import choose, free_port  # noqa: E402  (after the path is set)
+
 TOC_QUESTION = "Who was England's prime minister during WW1?"
 IRCOT_QUESTION = "Where was the director of film Torchy Blane In Panama born?"
 COMPARE_QUESTION = "When is Fortnite Battle Royale being released on Android?"
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _choose(page, elem_id: str, label: str) -> None:
-    page.click(f"#{elem_id} input")
-    page.click(f"ul[role=listbox] li:has-text('{label}')")
 
 
 def _ask(page, question: str) -> None:
@@ -63,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     runtime.ensure_demo()
     app = build_app(runtime)
     app.queue(default_concurrency_limit=1)
-    port = _port()
+    port = free_port()
     app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
     args.out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -75,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             page.goto(f"http://127.0.0.1:{port}/")
             page.wait_for_selector("#question textarea")
 
-            _choose(page, "method", "Tree of Clarifications")
+            choose(page, "method", "Tree of Clarifications")
             _ask(page, TOC_QUESTION)
             # Mid-question: some interpretations drawn, the run still going.
             page.wait_for_function("document.querySelectorAll('#picture .rp-node').length >= 5 && "
@@ -87,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             page.screenshot(path=args.out / "toc-answered.png")
             written += ["toc-mid-question.png", "toc-answered.png"]
 
-            _choose(page, "method", "IRCoT")
+            choose(page, "method", "IRCoT")
             _ask(page, IRCOT_QUESTION)
             page.wait_for_selector("#reasoning .rv-done", timeout=900_000)
             _settle(page)

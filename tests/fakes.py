@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import math
 import re
+import threading
 import time
 from typing import Callable, Iterator
 
@@ -159,3 +162,36 @@ def settings_with(**overrides):
         else:
             flat[key] = value
     return Settings().changed(flat, settings_models())
+
+
+class _SilentChat(http.server.BaseHTTPRequestHandler):
+    """Lists one model at once, then never answers a chat request (a hung or hostile server)."""
+
+    hang_s = 120.0
+
+    def do_GET(self):  # noqa: N802
+        body = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):  # noqa: N802
+        time.sleep(self.hang_s)
+
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def silent_server() -> Iterator[str]:
+    """An OpenAI-compatible server on loopback that accepts chat requests and never answers; yields its
+    ``/v1`` URL and shuts it down afterwards."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SilentChat)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/v1"
+    finally:
+        server.shutdown()

@@ -3,8 +3,6 @@ recently used is unloaded, loading holds nobody up, and Stop ends any model wait
 
 from __future__ import annotations
 
-import http.server
-import json
 import threading
 import time
 
@@ -17,7 +15,7 @@ from models.llm import GenerationOptions
 from models.openai_backend import OpenAICompatibleChatModel
 from pipeline.runtime import Runtime, RuntimeConfig
 from pipeline.service import RunRequest, RunService
-from tests.fakes import ScriptedLLM
+from tests.fakes import ScriptedLLM, silent_server
 
 
 def test_the_catalog_offers_bundled_models_folder_files_endpoints_and_config(tmp_path):
@@ -164,35 +162,12 @@ def test_a_blocking_stream_is_stopped_within_a_fraction_of_a_second():
     assert time.perf_counter() - started < 0.6
 
 
-class _SilentChat(http.server.BaseHTTPRequestHandler):
-    """Lists one model at once, then never answers a chat request (a hung or hostile server)."""
-
-    def do_GET(self):  # noqa: N802
-        body = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self):  # noqa: N802
-        time.sleep(20)
-
-    def log_message(self, *args):
-        pass
-
-
 def test_stop_ends_a_call_to_a_server_that_never_answers():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SilentChat)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        model = OpenAICompatibleChatModel(f"http://127.0.0.1:{server.server_port}/v1")
+    with silent_server() as url:
+        model = OpenAICompatibleChatModel(url)
         cancel = threading.Event()
         threading.Timer(0.3, cancel.set).start()
         started = time.perf_counter()
         with pytest.raises(Cancelled):
             model.chat([{"role": "user", "content": "hi"}], GenerationOptions(cancel=cancel))
         assert time.perf_counter() - started < 1.0
-    finally:
-        server.shutdown()

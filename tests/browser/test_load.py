@@ -4,45 +4,21 @@ waiting on it can stop at once."""
 
 from __future__ import annotations
 
-import http.server
-import json
-import threading
 import time
 
 import pytest
 
 from models.llama_backend import CALL_GATE
 from tests.browser.test_app import choose, last_answer, open_app
-from tests.fakes import ScriptedLLM
+from tests.fakes import ScriptedLLM, silent_server
 
 pytestmark = pytest.mark.faults
 
 
-class _SilentChat(http.server.BaseHTTPRequestHandler):
-    """Lists one model at once, then never answers a chat request (a hung or hostile server)."""
-
-    def do_GET(self):  # noqa: N802
-        body = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self):  # noqa: N802
-        time.sleep(120)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def dead_server():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SilentChat)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/v1"
-    server.shutdown()
+    with silent_server() as url:
+        yield url
 
 
 def test_eight_sessions_each_get_their_own_answer_and_none_waits_on_a_dead_server(chromium, serve, dead_server):
