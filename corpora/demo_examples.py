@@ -13,6 +13,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.text import normalize_answer
+
 EXAMPLES_FILE = Path(__file__).parent / "demo" / "examples.yaml"
 
 
@@ -31,6 +33,12 @@ class _ExamplesFile(BaseModel):
 
     version: int
     examples: list[DemoExample]
+
+
+def holds(text: str, gold: tuple[str, ...]) -> bool:
+    """Whether ``text`` contains one of the gold answers (SQuAD normalisation, whole words)."""
+    words = f" {normalize_answer(text)} "
+    return any(f" {normalize_answer(answer)} " in words for answer in gold if normalize_answer(answer))
 
 
 @lru_cache(maxsize=4)

@@ -111,7 +111,8 @@ class ScriptedRetriever:
 
 
 class TreeScript:
-    """Scripted replies: clarifications per asked question, P(True) per answer, and the final answer."""
+    """Scripted replies: clarifications per asked question (all at once, or one per passage read), P(True) per
+    answer, and the final answer."""
 
     def __init__(self, tree: dict[str, list[tuple[str, str]] | str], p_true: dict[str, float] | None = None,
                  answer: str = "The 2024 Tour was won by Tadej Pogacar [1]. In 2023 Jonas Vingegaard won [2]. "
@@ -127,6 +128,8 @@ class TreeScript:
 
     def reply(self, messages, options):
         last = messages[-1]["content"]
+        if messages[0]["content"].startswith("You find which specific version"):  # one passage at a time
+            return self._reading(last.split("Question: ", 1)[1].split("\n", 1)[0].strip())
         if messages[0]["content"].startswith("You clarify"):
             question = last.rsplit("Question: ", 1)[1].strip()
             self.calls_for.append(question)
@@ -140,6 +143,17 @@ class TreeScript:
             self.llm.logprobs = {"True": math.log(max(p, 1e-9)), "False": math.log(max(1 - p, 1e-9))}
             return "True" if p >= 0.5 else "False"
         return self.answer
+
+    def _reading(self, question: str) -> str:
+        """The one-passage clarification: the n-th passage read for ``question`` gives its n-th scripted pair,
+        and empty strings once they run out."""
+        self.calls_for.append(question)
+        pairs = self.tree.get(question, [])
+        if isinstance(pairs, str):
+            return pairs
+        read = self.calls_for.count(question) - 1
+        clarified, answer = pairs[read] if read < len(pairs) else ("", "")
+        return json.dumps({"question": clarified, "answer": answer})
 
 
 def run_events(method: str, question: str, ctx) -> list:

@@ -14,7 +14,7 @@ from models.llm import GenerationOptions
 from models.rerankers import RankFusionReranker
 from pipeline.context import RunContext
 from pipeline.service import RunRequest, RunService
-from tests.fakes import ScriptedRetriever
+from tests.fakes import ScriptedRetriever, settings_with
 from tests.test_method_plugins import AQ, DOCS
 
 
@@ -40,9 +40,11 @@ def test_streams_pieces_then_a_result_and_stops_early():
              "True", json.dumps({"disambiguations": []}), "Tadej Pogacar won in 2024 [1]."]),
 ])
 def test_methods_run_on_a_langchain_model(method, replies, embeddings):
+    # ToC's one clarification call lists every reading (the paper's enumerate: a short script of replies).
+    settings = settings_with(toc={"clarify": "enumerate"})
     ctx = RunContext(llm=fake(*replies), retriever=ScriptedRetriever(lambda q, k: DOCS), embeddings=embeddings,
-                     reranker=RankFusionReranker(embeddings))
-    run = RunService().start(RunRequest(question=AQ, method=method), context=ctx)
+                     reranker=RankFusionReranker(embeddings), settings=settings)
+    run = RunService().start(RunRequest(question=AQ, method=method, settings=settings), context=ctx)
     list(run)
     assert not run.state.errors() and "Pogacar" in run.state.answer.answer
     if method == "toc":

@@ -32,8 +32,15 @@ def retriever(store):
     return HybridRetriever([collection])
 
 
+# The paper's configuration (Kim et al. 2023, Sec. 3): the whole tree algorithm (breadth-first expansion, depth,
+# budgets, pruning and restoring) is pinned on it; the app's defaults read one passage per call, keep nodes from a
+# calibrated threshold and cover every kept answer (tests below the per-passage reader).
+PAPER = {"clarify": "enumerate", "keep_threshold": 0.5, "cover_answers": False}
+
+
 def run_toc(script, retriever, embeddings, **toc):
-    ctx = RunContext(llm=script.llm, retriever=retriever, embeddings=embeddings, settings=settings_with(toc=toc))
+    ctx = RunContext(llm=script.llm, retriever=retriever, embeddings=embeddings,
+                     settings=settings_with(toc={**PAPER, **toc}))
     return run_events("toc", AQ, ctx)
 
 
@@ -206,7 +213,7 @@ def test_harness_scores_kept_and_pruned_clarifications(retriever, embeddings):
                     passages=[], qa_pairs=[{"short_answers": ["Tadej Pogacar"]}, {"short_answers": ["Jonas Vingegaard"]}],
                     long_answers=["Pogacar won in 2024 and Vingegaard in 2023."])
     ctx = RunContext(llm=script.llm, retriever=retriever, embeddings=embeddings,
-                     settings=settings_with(toc={"min_valid_nodes": 1}))
+                     settings=settings_with(toc={**PAPER, "min_valid_nodes": 1}))
     record = run_item(RunService(), "toc", item, ctx)
     assert record["scores"]["kept_dq_answer_f1"] == 1.0 and record["scores"]["pruned_dq_answer_f1"] == 0.0
     assert {n["state"] for n in record["tree"]} == {"kept", "pruned"}
@@ -231,7 +238,8 @@ def test_free_reply_that_fails_the_schema_is_retried_under_the_grammar(retriever
         return "Pogacar won in 2024 [1]. It is his third win. The question has one reading here."
 
     ctx = RunContext(llm=ScriptedLLM(reply, logprobs={"True": -0.05, "False": -3.0}), retriever=retriever,
-                     embeddings=embeddings, settings=settings_with(toc={"max_depth": 1, "min_valid_nodes": 1}))
+                     embeddings=embeddings,
+                     settings=settings_with(toc={**PAPER, "max_depth": 1, "min_valid_nodes": 1}))
     events = run_events("toc", AQ, ctx)
     assert replies == [False, True]  # free first, then constrained
     expansion = [e for e in events if e.kind == EventKind.EXPAND and e.status == Status.DONE][-1]
@@ -252,7 +260,7 @@ def test_the_constrained_retry_uses_the_schema_of_the_reply_model(retriever, emb
         return "Pogacar won in 2024 [1]."
 
     ctx = RunContext(llm=ScriptedLLM(reply, logprobs={}), retriever=retriever, embeddings=embeddings,
-                     settings=settings_with(toc={"max_depth": 1}))
+                     settings=settings_with(toc={**PAPER, "max_depth": 1}))
     events = run_events("toc", AQ, ctx)
     assert schemas == [None, Clarifications.model_json_schema()]
     assert schemas[1]["properties"]["disambiguations"]["maxItems"] == 4
@@ -302,7 +310,7 @@ def passage_reader(answer: str = "Pogacar won in 2024 [1]."):
 def test_per_passage_clarification_reads_one_passage_per_call(retriever, embeddings):
     llm = passage_reader()
     ctx = RunContext(llm=llm, retriever=retriever, embeddings=embeddings,
-                     settings=settings_with(toc={"clarify": "per_passage", "max_depth": 1}))
+                     settings=settings_with(toc={"max_depth": 1}))  # the default reader
     events = run_events("toc", AQ, ctx)
     reads = [m for m, _ in llm.calls if m[0]["content"].startswith("You find which specific version")]
     assert len(reads) == 5 and all(m[-1]["content"].count("<passage>") == 1 for m in reads)
@@ -325,7 +333,7 @@ def test_per_passage_clarification_reads_one_passage_per_call(retriever, embeddi
 def test_the_answer_covers_every_kept_interpretation(retriever, embeddings):
     llm = passage_reader(answer="The 2024 Tour was won by Tadej Pogacar [1].")
     ctx = RunContext(llm=llm, retriever=retriever, embeddings=embeddings,
-                     settings=settings_with(toc={"clarify": "per_passage", "max_depth": 1, "cover_answers": True}))
+                     settings=settings_with(toc={"max_depth": 1}))  # covering is the default
     final = run_events("toc", AQ, ctx)[-1]
     kept = {i.answer for i in final.payload.interpretations}
     assert {"Tadej Pogacar", "Jonas Vingegaard", "Katarzyna Niewiadoma"} <= kept
@@ -378,7 +386,7 @@ def test_a_kept_interpretation_in_the_passages_words_supports_the_answer(store, 
     script = TreeScript({question: [(first, "H. H. Asquith"), (second, "David Lloyd George")]},
                         answer="H. H. Asquith [1], then David Lloyd George [2].")
     ctx = RunContext(llm=script.llm, retriever=HybridRetriever([collection]), embeddings=embeddings,
-                     settings=settings_with(toc={"keep_threshold": 0.0}))
+                     settings=settings_with(toc={**PAPER, "keep_threshold": 0.0}))
     answer = run_events("toc", question, ctx)[-1]
     assert answer.kind == EventKind.ANSWER and not answer.payload.unambiguous
     assert not answer.payload.abstained and answer.payload.answer.startswith("H. H. Asquith [1]")

@@ -144,7 +144,7 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
                         new_button = gr.Button("New conversation", elem_id="new-conversation")
                     examples = gr.Dataset(label="Examples: click one to ask it (demo corpus)",
                                           components=["textbox", "textbox"], headers=["Question", "Method"],
-                                          samples=example_rows(), type="index", samples_per_page=8,
+                                          samples=example_rows(), type="index", samples_per_page=10,
                                           elem_id="examples")
                     trace_files = gr.File(label="Trace of the last question (JSONL events, Markdown report, "
                                                 "picture as SVG)",
