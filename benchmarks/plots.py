@@ -34,7 +34,7 @@ def points(paths: list[Path]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = defaultdict(list)
     for path in paths:
         result = json.loads(Path(path).read_text())
-        for method, summary in result["methods"].items():
+        for method, summary in result.get("methods", {}).items():  # other benchmarks' files have none
             metric = next(((key, label) for key, label in QUALITY if key in summary["metrics"]), None)
             if metric is None:
                 continue

@@ -150,7 +150,9 @@ def layout(state: RunState) -> Layout:
     return Layout(mode, boxes, parents, links, right, bottom)
 
 
-class _TreePlacer:
+class _Placer:
+    """Places every root's band below the last one; ``place`` places one subtree and returns where it ends."""
+
     def __init__(self, state: RunState, boxes: dict[str, Box]) -> None:
         self.kids = {i: [k for k in state.children.get(i, []) if k in boxes] for i in boxes}
         self.boxes = boxes
@@ -159,6 +161,14 @@ class _TreePlacer:
         top = 0.0
         for root in roots:
             top = self.place(root, 0, top)
+
+    def place(self, step_id: str, level: int, top: float) -> float:
+        raise NotImplementedError
+
+
+class _TreePlacer(_Placer):
+    def place_all(self, roots: list[str]) -> None:
+        super().place_all(roots)
         for box in self.boxes.values():
             left = box.col * (TREE_BOX_W + TREE_GAP_X)
             # an inline step sits in the gap before its column (its children's column)
@@ -192,16 +202,7 @@ class _TreePlacer:
             stack.extend(self.kids[current])
 
 
-class _FlowPlacer:
-    def __init__(self, state: RunState, boxes: dict[str, Box]) -> None:
-        self.kids = {i: [k for k in state.children.get(i, []) if k in boxes] for i in boxes}
-        self.boxes = boxes
-
-    def place_all(self, roots: list[str]) -> None:
-        top = 0.0
-        for root in roots:
-            top = self.place(root, 0, top)
-
+class _FlowPlacer(_Placer):
     def place(self, step_id: str, level: int, top: float) -> float:
         """Places ``step_id`` at ``top``, then its chain (single children) below it at the same level, and
         any branches indented; returns where the last band ends."""
