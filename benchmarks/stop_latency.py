@@ -39,7 +39,8 @@ KINDS = {
 }
 
 
-PROMPT_KINDS = {"toc_clarify": "clarification (ToC)", "toc_verify": "verification (ToC)",
+PROMPT_KINDS = {"toc_clarify": "clarification (ToC)", "toc_read_passage": "clarification (ToC)",
+                "toc_verify": "verification (ToC)",
                 "toc_answer": "answer (ToC)", "ircot_reason": "reasoning step (IRCoT)", "oner_answer": "answer (OneR)"}
 
 

@@ -80,7 +80,7 @@ def test_toc_end_to_end_with_the_fast_model(demo_data_dir, fast_llm, embeddings)
     errors = [e.payload.message for e in events if e.kind == EventKind.ERROR]
     assert not errors, errors
     expansions = [e for e in events if e.kind == EventKind.EXPAND and e.status != Status.RUNNING]
-    assert expansions and expansions[0].llm_calls == 1  # the model was asked to clarify at least once
+    assert expansions and expansions[0].llm_calls >= 1  # the model was asked to clarify (one call per passage read)
     final = events[-1]
     assert final.kind == EventKind.ANSWER and final.status == Status.DONE and len(final.payload.answer) > 20
     assert sum(e.llm_calls for e in events) < 20
