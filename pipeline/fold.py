@@ -182,6 +182,13 @@ class RunState:
         last = max((e.started_at + (e.elapsed_s or 0) for e in self.events if e.started_at), default=0.0)
         return calls, tokens, (last - min(starts)) if starts else 0.0
 
+    def totals_line(self) -> str:
+        """The totals for people: "3 steps · 1 LLM call · 477 tokens · 8.8 s"."""
+        calls, tokens, seconds = self.totals()
+        steps = len(self.steps)
+        return (f"{steps} step{'' if steps == 1 else 's'} · {calls} LLM call{'' if calls == 1 else 's'} · "
+                f"{tokens} tokens · {seconds:.1f} s")
+
     def cost(self) -> dict[str, float]:
         """LLM calls, prompt and completion tokens and seconds inside the model, over the whole run."""
         steps = list(self.steps.values()) + [n for ns in self.notes.values() for n in ns]

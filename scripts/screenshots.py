@@ -1,17 +1,22 @@
 """Screenshots of the real app for the README: a Tree of Clarifications mid-question and answered, an IRCoT
-chain, and a comparison of two methods, each asked with one of the example questions over the demo corpus.
+chain and a comparison of two methods, each asked with one of the example questions over the demo corpus, and
+Knowledge Graph Prompting answering a question about a table of an uploaded PDF.
 
     .venv/bin/python scripts/screenshots.py [--model default] [--data-dir storage] [--out docs/screenshots]
+        [--only toc,ircot,compare,kgp-table]
 
 Serves the app in-process on a free loopback port with the chosen model, drives Debian's headless Chromium
-(Playwright) at 1500x1000 and writes toc-mid-question.png, toc-answered.png, ircot-chain.png and compare.png.
-It runs a real model: about five minutes with the default model on 2 cores; run nothing else meanwhile.
+(Playwright) at 1500x1000 and writes toc-mid-question.png, toc-answered.png, ircot-chain.png, compare.png and
+kgp-table.png. The PDF (three pages, two ruled tables on page 2) is made by the script with fpdf2 and uploaded
+through the Collections tab into a collection ``reports``. It runs a real model: about six minutes with the
+default model on 2 cores; run nothing else meanwhile.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -21,6 +26,38 @@ from benchmarks.ui_latency import choose, free_port  # noqa: E402  (after the pa
 TOC_QUESTION = "Who was England's prime minister during WW1?"
 IRCOT_QUESTION = "Where was the director of film Torchy Blane In Panama born?"
 COMPARE_QUESTION = "When is Fortnite Battle Royale being released on Android?"
+TABLE_QUESTION = "Which crop had the largest harvest in table 1 of harvest-report.pdf?"
+SHOTS = ("toc", "ircot", "compare", "kgp-table")
+
+
+def make_harvest_report(path: Path) -> None:
+    """A three-page PDF with text on every page and two ruled tables on page 2."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    pages = ["The 2024 harvest report of the Lindenfeld cooperative covers its four farms and the weather of the "
+             "season. Spring was cold and wet; sowing started two weeks late on every farm.",
+             "Yields by crop are given below. Barley did best on the northern fields, which drain well; rye "
+             "suffered from the wet spring on the eastern fields.",
+             "Next year the cooperative plans to rotate oats onto the eastern fields and to share one combine "
+             "harvester between the two southern farms."]
+    tables = [[("Crop", "Tonnes", "Change on 2023"), ("Barley", "1,240", "+8%"), ("Rye", "455", "-12%"),
+               ("Oats", "610", "+2%")],
+              [("Month", "Rainfall"), ("April", "92 mm"), ("May", "110 mm"), ("June", "64 mm")]]
+    for number, text in enumerate(pages, start=1):
+        pdf.add_page()
+        pdf.multi_cell(0, 6, text)
+        pdf.ln(4)
+        if number == 2:
+            for rows in tables:
+                with pdf.table() as table:
+                    for row in rows:
+                        cells = table.row()
+                        for value in row:
+                            cells.cell(value)
+                pdf.ln(5)
+    pdf.output(str(path))
 
 
 def _ask(page, question: str) -> None:
@@ -34,6 +71,25 @@ def _settle(page) -> None:
     page.wait_for_timeout(600)  # the last update painted, tooltips and animations at rest
 
 
+def _upload_report(page) -> None:
+    """Upload the harvest report into the collection ``reports`` and ask over that collection alone."""
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "harvest-report.pdf"
+        make_harvest_report(path)
+        page.click("button[role=tab]:has-text('Collections')")
+        if page.locator("#collections-table:has-text('reports')").count() == 0:
+            page.fill("#new-collection textarea, #new-collection input", "reports")
+            page.click("#create-collection")
+            page.wait_for_selector("#collections-table:has-text('reports')")
+        choose(page, "chosen-collection", "reports")
+        page.set_input_files("#uploads input[type=file]", str(path))
+        page.click("#add-files")
+        page.wait_for_selector("#ingest-report:has-text('harvest-report.pdf')", timeout=300_000)
+    page.click("button[role=tab]:has-text('Ask')")
+    for box in page.locator("#collections label").all():
+        box.locator("input").set_checked("reports" in box.inner_text())
+
+
 def main(argv: list[str] | None = None) -> int:
     from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
 
@@ -42,7 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=default_data_dir())
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--only", default=",".join(SHOTS), help="comma-separated shots to take (default: all)")
     args = parser.parse_args(argv)
+    shots = set(filter(None, args.only.split(",")))
+    if shots - set(SHOTS):
+        parser.error(f"unknown shots {sorted(shots - set(SHOTS))}; choose from {', '.join(SHOTS)}")
 
     from playwright.sync_api import sync_playwright
 
@@ -65,32 +125,45 @@ def main(argv: list[str] | None = None) -> int:
             page.goto(f"http://127.0.0.1:{port}/")
             page.wait_for_selector("#question textarea")
 
-            choose(page, "method", "Tree of Clarifications")
-            _ask(page, TOC_QUESTION)
-            # Mid-question: some interpretations drawn, the run still going.
-            page.wait_for_function("document.querySelectorAll('#picture .rp-node').length >= 5 && "
-                                   "!document.querySelector('#reasoning .rv-done')", timeout=600_000)
-            _settle(page)
-            page.screenshot(path=args.out / "toc-mid-question.png")
-            page.wait_for_selector("#reasoning .rv-done", timeout=900_000)
-            _settle(page)
-            page.screenshot(path=args.out / "toc-answered.png")
-            written += ["toc-mid-question.png", "toc-answered.png"]
+            if "toc" in shots:
+                choose(page, "method", "Tree of Clarifications")
+                _ask(page, TOC_QUESTION)
+                # Mid-question: some interpretations drawn, the run still going.
+                page.wait_for_function("document.querySelectorAll('#picture .rp-node').length >= 5 && "
+                                       "!document.querySelector('#reasoning .rv-done')", timeout=600_000)
+                _settle(page)
+                page.screenshot(path=args.out / "toc-mid-question.png")
+                page.wait_for_selector("#reasoning .rv-done", timeout=900_000)
+                _settle(page)
+                page.screenshot(path=args.out / "toc-answered.png")
+                written += ["toc-mid-question.png", "toc-answered.png"]
 
-            choose(page, "method", "IRCoT")
-            _ask(page, IRCOT_QUESTION)
-            page.wait_for_selector("#reasoning .rv-done", timeout=900_000)
-            _settle(page)
-            page.screenshot(path=args.out / "ircot-chain.png")
-            written.append("ircot-chain.png")
+            if "ircot" in shots:
+                choose(page, "method", "IRCoT")
+                _ask(page, IRCOT_QUESTION)
+                page.wait_for_selector("#reasoning .rv-done", timeout=900_000)
+                _settle(page)
+                page.screenshot(path=args.out / "ircot-chain.png")
+                written.append("ircot-chain.png")
 
-            page.check("#compare-toggle input")
-            page.wait_for_selector("#compare-methods")
-            _ask(page, COMPARE_QUESTION)
-            page.wait_for_selector("#compare .rp-compare[data-state=done]", timeout=1_800_000)
-            _settle(page)
-            page.locator("#compare").screenshot(path=args.out / "compare.png")
-            written.append("compare.png")
+            if "kgp-table" in shots:
+                _upload_report(page)
+                choose(page, "method", "Knowledge Graph Prompting")
+                _ask(page, TABLE_QUESTION)
+                page.wait_for_selector("#reasoning .rv-done", timeout=900_000)
+                page.locator("#picture .rp-node[data-kind=visit]").first.click()  # opens the table's card
+                _settle(page)
+                page.screenshot(path=args.out / "kgp-table.png")
+                written.append("kgp-table.png")
+
+            if "compare" in shots:
+                page.check("#compare-toggle input")
+                page.wait_for_selector("#compare-methods")
+                _ask(page, COMPARE_QUESTION)
+                page.wait_for_selector("#compare .rp-compare[data-state=done]", timeout=1_800_000)
+                _settle(page)
+                page.locator("#compare").screenshot(path=args.out / "compare.png")
+                written.append("compare.png")
             browser.close()
     finally:
         app.close()

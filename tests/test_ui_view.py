@@ -102,8 +102,14 @@ def test_updates_of_a_step_fold_into_one_node_and_chains_stay_flat():
     assert re.search(r'data-step="r1".*</li><li[^>]*data-step="h1".*</li><li[^>]*data-step="h2".*</li>'
                      r'<li[^>]*data-step="a1"', html)
     assert "Step 1: Fact 1 [1]." in html and "query: Fact 1" in html and "1 call · 10+5 tok" in html
+    assert "4 steps · 2 LLM calls · 30 tokens" in html
     assert state.totals()[:2] == (2, 30) and state.finished and state.answer_text == "Paris [1] and [9]."
     assert "Auto picked IRCoT because it chains facts" in html
+    assert "<summary>1 passage read</summary>" in html and "<summary>1 new passage</summary>" in html
+    events = chain_run()
+    events[-1] = events[-1].model_copy(update={"payload": events[-1].payload.model_copy(
+        update={"passages": [passage(1), passage(2)]})})
+    assert "<summary>2 passages read</summary>" in render(folded(events))
 
 
 def test_tree_nodes_nest_and_show_state_and_verdict():

@@ -77,9 +77,8 @@ def _column(column: Column) -> str:
     if state is None:
         return (f'<section class="rp-col rp-waiting" data-method="{esc(column.method)}">{head}'
                 f'<p class="rp-col-meta">Waits for its turn (one model, one run at a time).</p></section>')
-    calls, tokens, seconds = state.totals()
     status = "done" if state.finished else "running"
-    meta = f"{len(state.steps)} steps · {calls} LLM calls · {tokens} tokens · {seconds:.1f} s"
+    meta = state.totals_line()
     answer = state.answer_text
     errors = state.errors()
     if errors:

@@ -70,11 +70,9 @@ def render(state: RunState, header: str | None = None) -> str:
     """The whole view as HTML: a header with totals, then the steps as nested lists."""
     if header is None:
         header = state.route.describe() if state.route else ""
-    calls, tokens, seconds = state.totals()
     status = "done" if state.finished else "running"
     head = f'<div class="rv-head">{esc(header)}' if header else '<div class="rv-head">'
-    head += (f'<span class="rv-total">{len(state.steps)} steps · {calls} LLM calls · {tokens} tokens · '
-             f'{seconds:.1f} s</span></div>')
+    head += f'<span class="rv-total">{esc(state.totals_line())}</span></div>'
     top_notes = "".join(_note(state, n) for n in state.notes.get(None, []))
     return (f'<div class="rv rv-{status}" data-state="{status}">{head}{top_notes}'
             f'<ul class="rv-list">{"".join(_item(state, i) for i in state.children[None])}</ul></div>')
@@ -123,12 +121,12 @@ def _card(state: RunState, step: StepEvent) -> str:
         elif state.streamed:
             parts.append(f'<div class="rv-answer rv-streaming">{esc(state.streamed)}</div>')
         if p.passages:
-            parts.append(_passages(p.passages, "passages read"))
+            parts.append(_passages(p.passages, "passage", "read"))
     elif getattr(p, "passages", None):
-        label = ("new passages" if isinstance(p, HopPayload) else
-                 ("passages quoted" if p.action in ("quote", "merge") else "passages read")
-                 if isinstance(p, ActionPayload) else "passages")
-        parts.append(_passages(p.passages, label))
+        noun, verb = (("new passage", "") if isinstance(p, HopPayload) else
+                      ("passage", "quoted" if p.action in ("quote", "merge") else "read")
+                      if isinstance(p, ActionPayload) else ("passage", ""))
+        parts.append(_passages(p.passages, noun, verb))
     parts.extend(_note(state, n) for n in state.notes.get(step.id, [])
                  if not (isinstance(n.payload, PrunePayload) and not n.payload.undo
                          and n.payload.reason == shown_reason))  # the node's badge says it already
@@ -265,7 +263,8 @@ def _note(state: RunState, note: StepEvent) -> str:
     return f'<div class="{css}">{label}: {esc(p.message)}</div>'
 
 
-def _passages(passages: list[PassageRef], label: str) -> str:
+def _passages(passages: list[PassageRef], noun: str, verb: str = "") -> str:
+    """The passages as a folded list, summarised as "3 passages read", "1 table"."""
     items = []
     for passage in passages:
         text = passage.text
@@ -273,5 +272,6 @@ def _passages(passages: list[PassageRef], label: str) -> str:
                 if len(text) > SNIPPET else "")
         items.append(f'<li><span class="rv-passage-title">[{esc(passage.number or "·")}]</span> '
                      f'{esc(passage.label())}<div class="rv-passage">{esc(text[:SNIPPET])}{more}</div></li>')
-    return (f'<details class="rv-more rv-passages"><summary>{len(passages)} {esc(label)}</summary>'
+    summary = f"{len(passages)} {noun}{'' if len(passages) == 1 else 's'}" + (f" {verb}" if verb else "")
+    return (f'<details class="rv-more rv-passages"><summary>{esc(summary)}</summary>'
             f'<ol>{"".join(items)}</ol></details>')
