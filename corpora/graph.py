@@ -285,8 +285,12 @@ class PassageGraph:
                 return None
             with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
                 data = {name: arrays[name] for name in arrays.files}
-        except (OSError, ValueError, KeyError):
+            return cls._parse(manifest, data)
+        except (OSError, ValueError, KeyError, TypeError, IndexError):  # damaged or foreign: rebuilt, never misread
             return None
+
+    @classmethod
+    def _parse(cls, manifest: dict, data: dict) -> "PassageGraph":
         out = cls(knn_k=int(manifest["knn_k"]), next_order=int(manifest["next_order"]))
         infos = [NodeInfo(*row) for row in manifest["nodes"]]
         indices = out.graph.add_nodes_from(infos)

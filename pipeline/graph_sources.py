@@ -117,7 +117,9 @@ def find_structure(sources: WalkSources, ask: StructureAsk, question: str) -> tu
     note for people when the choice was ambiguous or found nothing."""
     kind = "table" if ask.kind == "table" else "page"
     nodes = [StructureMatch(s, n) for s in sources.graphs for n in s.graph.nodes(kind)]
-    titles = {m.node.source: m.node.title for m in nodes}
+    # Every file of the graphs can be named, also one without such nodes: naming it must not widen the search.
+    titles = {n.source: n.title for s in sources.graphs for n in s.graph.nodes("document") if n.source}
+    titles.update({m.node.source: m.node.title for m in nodes})
     named = named_sources(question, set(titles), titles)
     scope = [m for m in nodes if not named or m.node.source in named]
     found = [m for m in scope if (m.node.table if kind == "table" else m.node.page) == ask.number]

@@ -423,7 +423,8 @@ def test_evidence_asking_for_nothing_falls_back_to_the_question_and_a_failed_cal
 
 @pytest.mark.parametrize("text, clean", [("Next evidence: Aurel Marin's birthplace.", "Aurel Marin's birthplace."),
                                          ('"The founding year of Denby"\nmore', "The founding year of Denby"),
-                                         ("None", ""), ("No further evidence is needed.", ""), ("  ", "")])
+                                         ("None", ""), ("No further evidence is needed.", ""), ("  ", ""),
+                                         ("N/A", ""), ("Na Li's first Grand Slam title.", "Na Li's first Grand Slam title.")])
 def test_clean_evidence(text, clean):
     assert clean_evidence(text) == clean
 
@@ -564,9 +565,9 @@ def documents(store, tmp_path):
     return collection
 
 
-def ask(collection, question, answer="It lists crops [1].", **kgp):
+def ask(collection, question, answer="It lists crops [1].", top_k=5, **kgp):
     llm = walker(answer=answer)
-    ctx = RunContext(llm=llm, retriever=HybridRetriever([collection]), settings=settings_with(kgp=kgp))
+    ctx = RunContext(llm=llm, retriever=HybridRetriever([collection]), settings=settings_with(top_k=top_k, kgp=kgp))
     return RunState.of(run_events("kgp", question, ctx)), llm
 
 
@@ -602,6 +603,20 @@ def test_word_and_html_tables_and_a_missing_table(documents):
     assert any("No table 9 in report.pdf (it has tables 1, 2)" in m for m in notes)
     root = next(s.payload for s in state.steps.values() if s.kind == EventKind.WALK)
     assert root.mode == "content" and state.answer is not None
+    # A file that has no pages is named: the question is not answered from another file's page 2.
+    state, _ = ask(documents, "Summarise page 2 of lakes.docx")
+    notes = [n.payload.message for ns in state.notes.values() for n in ns]
+    assert any("No page 2 in lakes.docx" in m for m in notes), notes
+    assert all(v.passage is None or v.passage.source != "report.pdf" or v.edge != "page" for v in state.walk())
+
+
+def test_a_page_longer_than_the_reader_reads_is_cut_with_a_warning(documents):
+    state, _ = ask(documents, "Summarise page 3 of report.pdf", top_k=2)
+    members = [v for v in state.walk() if v.edge == "page"]
+    assert len(members) >= 3  # the page's text and both tables visited...
+    assert len(state.answer.passages) == 2  # ...the reader reads top_k of them and says so
+    notes = [n.payload.message for ns in state.notes.values() for n in ns]
+    assert any("raise top_k to read more" in m for m in notes), notes
 
 
 def test_tables_are_retrievable_passages_of_their_own(documents):

@@ -110,7 +110,13 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
         matches, note = find_structure(sources, ask, question)
         if note:
             yield tracer.event(WarningPayload(message=note), note, parent_id=root)
-        if matches:
+        passages = [doc for m in matches for doc in m.source.fetch(
+            [m.node.key] if m.node.kind == "table" else m.source.graph.members(m.node.key))]
+        if matches and not passages:  # the graph is older than the collection: the node's passages are gone
+            note = f"The passages of {ask.describe(matches[0].node.source)} are no longer in the collection " \
+                   "(its graph is out of date); answering from the content instead."
+            yield tracer.event(WarningPayload(message=note), note, parent_id=root)
+        elif matches:
             target = ask.describe(matches[0].node.source)
             payload = _with(payload, mode="structure", target=target)
             yield tracer.event(payload, f"Structure question: {target}", id=root, status=Status.RUNNING)
@@ -259,7 +265,7 @@ def _candidates(visit: _Visit, seen: set[tuple[str | None, str]]):
 
 
 _LEAD = re.compile(r"^\s*(?:next evidence|evidence|we need|needed)\s*:\s*", re.IGNORECASE)
-_NOTHING = re.compile(r"^(?:none|nothing|no (?:further|more) evidence|n/?a)\b", re.IGNORECASE)
+_NOTHING = re.compile(r"^(?:(?:none|nothing|no (?:further|more) evidence|n/a)\b|na\W*$)", re.IGNORECASE)
 
 
 def clean_evidence(text: str) -> str:
@@ -315,7 +321,7 @@ def _structure_visits(ctx: RunContext, tracer: Tracer, matches, root: str):
                             collection=source.name)
         yield tracer.event(page, node.describe(), id=page_step, parent_id=root,
                            links=[Link(target=root, type="structure")])
-        for rank, doc in enumerate(source.fetch(source.graph.members(node.key))[: ctx.settings.top_k], 1):
+        for rank, doc in enumerate(source.fetch(source.graph.members(node.key)), 1):  # the reader cuts, and says so
             visit = _Visit(doc, source, tracer.new_id("v"), seed_rank=1, depth=1, rank=rank)
             yield _visit_event(tracer, visit, page_step, edge="page", via=f"p. {node.page}")
             visits.append(visit)
