@@ -30,15 +30,23 @@ def default_files(root: Path = RESULTS) -> list[Path]:
 
 def points(paths: list[Path]) -> dict[str, list[dict]]:
     """Per evaluation file (its stem): one point per method of each results file, with its quality, median and
-    p90 seconds, items and model."""
+    p90 seconds, items and model. A method run again with the same model on as many items is drawn from its
+    latest run only (two points with one label would be told apart by nothing; runs from different days may come
+    from different machines)."""
     out: dict[str, list[dict]] = defaultdict(list)
-    for path in paths:
-        result = json.loads(Path(path).read_text())
+    results = [(json.loads(Path(path).read_text()), path) for path in paths]
+    latest: dict[tuple, str] = {}
+    for result, _ in sorted(results, key=lambda r: r[0].get("date", "")):
+        for method, summary in result.get("methods", {}).items():
+            latest[(Path(result["data"]).stem, method, result["model"], summary["cost"]["n"])] = result["date"]
+    for result, path in results:
         for method, summary in result.get("methods", {}).items():  # other benchmarks' files have none
             metric = next(((key, label) for key, label in QUALITY if key in summary["metrics"]), None)
             if metric is None:
                 continue
             cost = summary["cost"]
+            if latest[(Path(result["data"]).stem, method, result["model"], cost["n"])] != result["date"]:
+                continue
             out[Path(result["data"]).stem].append({
                 "method": method, "model": result["model"], "n": cost["n"], "metric": metric[1],
                 "quality": summary["metrics"][metric[0]], "median_s": cost["wall_s_median"],

@@ -106,6 +106,7 @@ class PassageGraph:
     knn_floor: dict[str, float] = field(default_factory=dict)
     knn_k: int = 10
     next_order: int = 0
+    _stats: dict[str, int] | None = field(default=None, repr=False, compare=False)  # cleared by every change
 
     # -- nodes and edges --------------------------------------------------------------------------------
     def copy(self) -> "PassageGraph":
@@ -124,10 +125,12 @@ class PassageGraph:
             return self.index[info.key]
         info = replace(info, order=self.next_order)
         self.next_order += 1
+        self._stats = None
         self.index[info.key] = self.graph.add_node(info)
         return self.index[info.key]
 
     def remove_node(self, key: str) -> None:
+        self._stats = None
         self.graph.remove_node(self.index.pop(key))
         self.salient.pop(key, None)
         self.knn_floor.pop(key, None)
@@ -137,6 +140,7 @@ class PassageGraph:
         u, v = self.index[source], self.index[target]
         if u == v:
             return
+        self._stats = None
         if self.graph.has_edge(u, v):
             self.graph.update_edge(u, v, int(self.graph.get_edge_data(u, v)) | int(edge))
         else:
@@ -146,6 +150,7 @@ class PassageGraph:
         u, v = self.index[source], self.index[target]
         if not self.graph.has_edge(u, v):
             return
+        self._stats = None
         mask = int(self.graph.get_edge_data(u, v)) & ~int(edge)
         if mask:
             self.graph.update_edge(u, v, mask)
@@ -161,6 +166,7 @@ class PassageGraph:
 
     def clear_edges(self, edge: Edge) -> None:
         """Remove type ``edge`` from every edge (before a full rebuild of that type)."""
+        self._stats = None
         for index, (u, v, mask) in list(self.graph.edge_index_map().items()):
             if mask & edge:
                 rest = mask & ~int(edge)
@@ -231,7 +237,10 @@ class PassageGraph:
         return self.nodes("page")
 
     def stats(self) -> dict[str, int]:
-        """Node counts by kind and edge counts by type (an edge of several types counts for each)."""
+        """Node counts by kind and edge counts by type (an edge of several types counts for each); counted once
+        per version of the graph (every walk names them, and at 100k passages a count reads 2M edges)."""
+        if self._stats is not None:
+            return dict(self._stats)
         out: dict[str, int] = {}
         for info in self.nodes():
             out[f"{info.kind}_nodes"] = out.get(f"{info.kind}_nodes", 0) + 1
@@ -239,7 +248,8 @@ class PassageGraph:
         for flag in Edge:
             out[f"{flag.name.lower()}_edges"] = int(np.count_nonzero(masks & int(flag)))
         out["edges"] = len(masks)
-        return out
+        self._stats = out
+        return dict(out)
 
     def fingerprint(self) -> str:
         """Identifies the passages the graph holds (as ``corpora.bm25_index.fingerprint`` does a collection)."""

@@ -203,3 +203,21 @@ def test_the_evaluation_keeps_its_indexes_out_of_the_persons_collections(toy, mo
                           str(tmp_path / "results.json")]) == 0
     assert (app_data / "evaluation").is_dir()  # the default: beside the person's collections, not among them
     assert CollectionStore(app_data, embeddings).names() == []
+
+
+def test_plots_draw_a_rerun_method_from_its_latest_run_only(tmp_path):
+    from benchmarks.plots import points
+
+    def results(name, date, methods):
+        summary = {"metrics": {"f1": 50.0}, "cost": {"n": 50, "wall_s_median": 2.0, "wall_s_p90": 3.0}}
+        path = tmp_path / name
+        path.write_text(json.dumps({"data": "data/eval/hotpotqa.jsonl", "model": "default", "date": date,
+                                    "methods": {m: summary for m in methods}}))
+        return path
+
+    old = results("old.json", "2026-11-21 10:00", ["oner", "ircot"])
+    new = results("new.json", "2026-11-23 10:00", ["oner"])
+    other = tmp_path / "memory.json"
+    other.write_text(json.dumps({"rows": []}))  # another benchmark's file: skipped
+    drawn = {(row["method"], row["file"]) for row in points([new, old, other])["hotpotqa"]}
+    assert drawn == {("oner", str(new)), ("ircot", str(old))}

@@ -396,10 +396,13 @@ def test_the_reader_gets_as_many_passages_as_oner_and_recall_counts_those():
     assert len(answer.collected) == 6
     reader = state.final_answer
     assert {state.steps[link.target].payload.node for link in reader.links} == {"s1", "a3", "s2"}
-    item = EvalItem(id="x", dataset="t", question="q", answers=["Avon"],
-                    passages=[{"title": "B1", "text": "x", "supporting": True}])
+    class Item(EvalItem):  # supporting passages named by this walk's ids (a dataset's are content hashes)
+        def supporting_ids(self):
+            return {"a3", "zz"}
+
+    item = Item(id="x", dataset="t", question="q", answers=["Avon"], passages=[])
     scores = walk_scores(item, state)
-    assert scores["visited_per_question"] == 6.0 and "walk_recall" in scores
+    assert scores == {"visited_per_question": 6.0, "walk_recall": 0.5}  # a3 visited, zz never
 
 
 def test_by_default_the_reader_gets_the_visited_passages_that_best_match_the_question(embeddings):
@@ -590,6 +593,10 @@ def test_a_page_question_reads_the_page_node_and_its_passages(documents):
     members = state.walk()[1:]
     assert members and all(v.edge == "page" and v.passage.page == 3 for v in members)
     assert {v.passage.table for v in members} >= {None, 1, 2}  # the text and both tables of page 3
+    from pipeline.picture import layout
+
+    looks = {getattr(box.step.payload, "node_kind", ""): box.style.legend for box in layout(state).boxes.values()}
+    assert looks["page"] == "page" and "seed passage" not in looks.values()  # a page, not a seed passage
 
 
 def test_word_and_html_tables_and_a_missing_table(documents):
@@ -644,3 +651,19 @@ def test_kgp_end_to_end_with_the_fast_model(fast_llm, store, embeddings):
     assert len(evidence[0].text) <= 160 and "\n" not in evidence[0].text  # the grammar's bound
     assert 2 < len(state.walk()) <= 5 and state.answer.answer.strip()
     assert len(state.answer.passages) == ctx.settings.top_k
+
+
+def test_graph_stats_are_counted_again_after_every_change():
+    graph = PassageGraph()
+    for key in ("a", "b", "c"):
+        graph.add_node(NodeInfo(key, "passage"))
+    graph.link("a", "b", Edge.KNN)
+    assert graph.stats()["knn_edges"] == 1 and graph.stats()["edges"] == 1
+    graph.link("a", "b", Edge.KEYWORD)
+    graph.link("b", "c", Edge.KEYWORD)
+    assert (graph.stats()["knn_edges"], graph.stats()["keyword_edges"], graph.stats()["edges"]) == (1, 2, 2)
+    graph.unlink("a", "b", Edge.KNN)
+    graph.remove_node("c")
+    assert (graph.stats()["knn_edges"], graph.stats()["keyword_edges"], graph.stats()["passage_nodes"]) == (0, 1, 2)
+    graph.stats()["edges"] = 99  # a caller's copy: the count it was given cannot change the graph's
+    assert graph.stats()["edges"] == 1

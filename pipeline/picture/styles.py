@@ -183,8 +183,8 @@ KINDS: dict[str, KindStyle] = {
     # Knowledge Graph Prompting: the walk, the passages it visited (seeds apart) and the evidence it asked for.
     "walk": KindStyle("graph walk", "box", _ROOT.paint, details=_walk_details),
     "visit": KindStyle("visited passage", "doc", Paint("#f0fdfa", "#0f766e"), details=_visit_details,
-                       variant_of=lambda s: "seed" if getattr(s.payload, "seed", False) else
-                       str(getattr(s.payload, "node_kind", "")),
+                       variant_of=lambda s: "page" if getattr(s.payload, "node_kind", "") == "page" else
+                       "seed" if getattr(s.payload, "seed", False) else str(getattr(s.payload, "node_kind", "")),
                        variants={"seed": KindStyle("seed passage", "doc", Paint("#ccfbf1", "#115e59", width=2.5)),
                                  "page": KindStyle("page", "box", Paint("#f8fafc", "#0f766e", width=2)),
                                  "table": KindStyle("table", "doc", Paint("#ecfeff", "#155e75", width=2))}),
