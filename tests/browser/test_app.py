@@ -34,6 +34,14 @@ def ask(page, question: str, method: str | None = None) -> None:
     page.click("#ask")
 
 
+def upload(page, collection: str, path) -> None:
+    """Add the file ``path`` to ``collection`` in the Collections tab and wait until it is reported added."""
+    choose(page, "chosen-collection", collection)
+    page.set_input_files("#uploads input[type=file]", str(path))
+    page.click("#add-files")
+    page.wait_for_selector(f"#ingest-report .outcome-added:has-text('{path.name}')")
+
+
 def last_answer(page):
     return page.locator("#chat .message-row.bot-row").last
 
@@ -84,10 +92,7 @@ def test_an_uploaded_pdf_is_cited(page, serve, tmp_path):
     page.click("#create-collection")
     page.wait_for_selector("#ingest-report:has-text('Created the collection')")
     page.wait_for_selector("#collections-table:has-text('papers')")
-    choose(page, "chosen-collection", "papers")
-    page.set_input_files("#uploads input[type=file]", str(path))
-    page.click("#add-files")
-    page.wait_for_selector("#ingest-report .outcome-added:has-text('festival.pdf')")
+    upload(page, "papers", path)
     page.wait_for_selector("#files-table:has-text('festival.pdf')")
 
     page.click("button[role=tab]:has-text('Ask')")

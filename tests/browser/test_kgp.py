@@ -8,7 +8,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from tests.browser.conftest import NOTES
-from tests.browser.test_app import ask, choose, last_answer, open_app, wait_done
+from tests.browser.test_app import ask, last_answer, open_app, upload, wait_done
 from tests.browser.test_picture import COUNT_NODES
 from tests.fakes import ScriptedLLM
 from tests.test_kgp import make_report_pdf
@@ -66,10 +66,7 @@ def test_a_table_question_about_an_uploaded_pdf_is_answered_from_the_table(page,
     model = kgp_model("unused", "Rainfall was 710 mm in 2022 and 640 mm in 2021 [1].")
     open_app(page, serve(model))
     page.click("button[role=tab]:has-text('Collections')")
-    choose(page, "chosen-collection", "notes")
-    page.set_input_files("#uploads input[type=file]", str(path))
-    page.click("#add-files")
-    page.wait_for_selector("#ingest-report .outcome-added:has-text('report.pdf')")
+    upload(page, "notes", path)
     page.click("button[role=tab]:has-text('Ask')")
     ask(page, "What is in table 2 of report.pdf?", method=KGP)
     wait_done(page)
