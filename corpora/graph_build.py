@@ -5,8 +5,10 @@ what the difference needs: passages that left are removed (the passages whose ne
 new ones), new passages get their structure nodes, sequence edges, salient keywords weighted with the fitted
 vocabulary and IDF, k nearest neighbours (queried for the new passages only; an old passage gains a new one as
 neighbour when it is nearer than its current k-th), and title edges both ways (new passages naming old
-documents, old passages naming new documents). The keyword model is refitted over everything when the collection
-has grown by half since the last fit: adding one file to a large collection never rebuilds the graph.
+documents, old passages naming new documents). Passages that lost a keyword neighbour are linked again to their
+best remaining ones. The keyword model is refitted over everything when the collection has grown by half since the
+last fit, or shrunk to two thirds of it (its vocabulary and IDF would describe passages that are gone): adding one
+file to a large collection never rebuilds the graph.
 """
 
 from __future__ import annotations
@@ -97,11 +99,14 @@ def update_graph(graph: PassageGraph | None, records: list[PassageRecord], neare
     current = {r.id: r for r in records}
     removed = [key for key in new.passage_keys() if key not in current]
     added = [r for r in current.values() if r.id not in new.index]
-    refit = refit or new.keywords is None or (len(current) > REFIT_GROWTH * max(new.keywords.fitted_on, 1))
+    if new.keywords is not None:
+        fitted_on = max(new.keywords.fitted_on, 1)
+        refit = refit or len(current) > REFIT_GROWTH * fitted_on or len(current) * REFIT_GROWTH < fitted_on
+    refit = refit or new.keywords is None
     if not removed and not added and not refit:
         return new, GraphChange(0, 0, False, time.perf_counter() - started)
 
-    lost_knn, touched = _remove(new, removed)
+    lost_knn, lost_keyword, touched = _remove(new, removed)
     new_docs = _add_structure(new, added)
     touched |= {r.node().doc for r in added}
     for doc in touched:
@@ -114,10 +119,11 @@ def update_graph(graph: PassageGraph | None, records: list[PassageRecord], neare
                                                               for r in current.values()])))
         new.clear_edges(Edge.KEYWORD)
         _link_keywords(new, list(current))
-    elif added:
-        new.salient.update(zip((r.id for r in added),
-                               new.keywords.salient([passage_text(r.title, r.text) for r in added])))
-        _link_keywords(new, [r.id for r in added])
+    else:
+        if added:
+            new.salient.update(zip((r.id for r in added),
+                                   new.keywords.salient([passage_text(r.title, r.text) for r in added])))
+        _link_keywords(new, [r.id for r in added] + sorted(key for key in lost_keyword if key in new))
 
     if nearest is not None:
         targets = [r.id for r in added] + sorted(key for key in lost_knn if key in new)
@@ -128,23 +134,25 @@ def update_graph(graph: PassageGraph | None, records: list[PassageRecord], neare
     return new, GraphChange(len(added), len(removed), refit, time.perf_counter() - started)
 
 
-def _remove(graph: PassageGraph, keys: list[str]) -> tuple[set[str], set[str]]:
+def _remove(graph: PassageGraph, keys: list[str]) -> tuple[set[str], set[str], set[str]]:
     """Remove passages (and documents and pages left empty); return the passages that lost a nearest
-    neighbour and the documents that lost a passage."""
+    neighbour, those that lost a keyword neighbour, and the documents that lost a passage."""
     gone = set(keys)
     lost_knn: set[str] = set()
+    lost_keyword: set[str] = set()
     touched: set[str] = set()
     if not keys:
-        return lost_knn, touched
+        return lost_knn, lost_keyword, touched
     for key in keys:
         info = graph.info(key)
         touched.add(info.doc)
         lost_knn.update(graph.predecessors(key, Edge.KNN))
+        lost_keyword.update(graph.predecessors(key, Edge.KEYWORD))
         graph.remove_node(key)
     for info in graph.nodes():
         if info.kind in ("document", "page") and not graph.successors(info.key, Edge.MEMBER):
             graph.remove_node(info.key)
-    return lost_knn - gone, touched
+    return lost_knn - gone, lost_keyword - gone, touched
 
 
 def _add_structure(graph: PassageGraph, records: list[PassageRecord]) -> list[str]:
@@ -179,6 +187,8 @@ def _link_sequence(graph: PassageGraph, doc: str) -> None:
 def _link_keywords(graph: PassageGraph, keys: list[str]) -> None:
     """Link each passage of ``keys`` both ways to the ``KEYWORD_LINKS`` passages sharing the most IDF weight of
     its salient keywords (keywords salient in both; at least ``KEYWORD_MIN_SHARED`` of them)."""
+    if not keys:
+        return
     postings: dict[int, list[str]] = {}
     for key, terms in graph.salient.items():
         for term in terms.tolist():

@@ -293,6 +293,21 @@ def test_stop_ends_a_back_off_pause_at_once():
     assert time.monotonic() - started < 2
 
 
+def test_stop_ends_a_slow_page_load_at_once(site):
+    from models.errors import Cancelled
+
+    base, _ = site
+    cancel = threading.Event()
+    backend = FlakySearch([], rows=[{"title": "Slow", "url": f"{base}/slow", "snippet": "slow"}])
+    web = RealWeb(WebSource(backend=backend), fetcher=fetcher(timeout_s=30), cancel=cancel)
+    result = web.search("slow", 3)[0]
+    threading.Timer(0.2, cancel.set).start()
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        web.open(result)
+    assert time.monotonic() - started < 1.0  # the page itself takes 1.5 s
+
+
 def test_duckduckgo_202_ratelimit_becomes_a_retried_rate_limit(monkeypatch):
     import ddgs
     from ddgs.exceptions import RatelimitException

@@ -221,3 +221,26 @@ def test_plots_draw_a_rerun_method_from_its_latest_run_only(tmp_path):
     other.write_text(json.dumps({"rows": []}))  # another benchmark's file: skipped
     drawn = {(row["method"], row["file"]) for row in points([new, old, other])["hotpotqa"]}
     assert drawn == {("oner", str(new)), ("ircot", str(old))}
+
+
+def test_auto_is_compared_with_each_single_method_on_the_same_items(tmp_path, monkeypatch, capsys):
+    from benchmarks import auto_vs_single
+
+    def item(i, method, f1, **extra):
+        scores = {"em": float(f1 == 1.0), "f1": f1, **({"support_recall": 1.0} if method != "nor" else {})}
+        return {"id": str(i), "method": method, "scores": scores, "cost": {"wall_s": 1.0 + i}, **extra}
+
+    auto = tmp_path / "auto.json"
+    auto.write_text(json.dumps({"items": [item(0, "auto", 1.0, routed_to="ircot"), item(1, "auto", 0.0, routed_to="toc"),
+                                          item(2, "auto", 0.5, routed_to="ircot")]}))
+    singles = tmp_path / "singles.json"  # item 2 has no NoR result: left out of every row
+    singles.write_text(json.dumps({"items": [item(0, "ircot", 1.0), item(1, "ircot", 1.0), item(2, "ircot", 1.0),
+                                             item(0, "nor", 0.0), item(1, "nor", 1.0)]}))
+    monkeypatch.setattr("sys.argv", ["auto_vs_single", str(auto), str(singles)])
+    auto_vs_single.main()
+    out = capsys.readouterr().out
+    assert "2 items (1 not in every file, left out); Auto sent 1 to ircot, 1 to toc" in out
+    assert "| auto | 2 | 50.0 | 50.0 | 100.0 | 1.5 |" in out
+    assert "| ircot (best single) | 2 | 100.0 | 100.0 | 100.0 | 1.5 |" in out
+    assert "| nor | 2 | 50.0 | 50.0 | - | 1.5 |" in out
+    assert "Auto minus the best single method (ircot) on F1: -50.0" in out

@@ -236,6 +236,29 @@ def test_the_keyword_model_is_refitted_once_the_collection_has_grown_by_half():
     assert not change.refitted and graph.keywords.fitted_on == 4
     graph, change = update_graph(graph, records, None)
     assert change.refitted and graph.keywords.fitted_on == len(LIBRARY)
+    graph, change = update_graph(graph, records[:4], None)  # shrunk below two thirds: the IDF is stale
+    assert change.refitted and graph.keywords.fitted_on == 4
+
+
+def test_a_passage_that_lost_its_keyword_neighbour_is_linked_to_the_next_best(monkeypatch):
+    import corpora.graph_build as graph_build
+
+    def doc(key: str, text: str) -> Document:
+        return Document(page_content=text, id=key, metadata={"title": key.upper(), "source": f"{key}.txt"})
+
+    monkeypatch.setattr(graph_build, "KEYWORD_LINKS", 1)
+    records = graph_build.records_from_documents([
+        doc("x", "Marigold harbour lanterns glow beside the quarry and the orchard."),
+        doc("y", "Marigold harbour lanterns were lit by the ferryman."),
+        doc("z", "The quarry orchard grew beside the windmill and the granary and the tannery."),
+        doc("w", "A windmill granary tannery stood on the hill."),
+        doc("v", "Nothing shared here at all, only pebbles."),
+    ])
+    graph, _ = update_graph(None, records, None)
+    assert graph.successors("x", Edge.KEYWORD) == ["y"]  # z shares fewer keywords with x than y does
+    graph, change = update_graph(graph, [r for r in records if r.id != "y"], None)
+    assert change.removed == 1 and not change.refitted
+    assert graph.successors("x", Edge.KEYWORD) == ["z"]
 
 
 # -- the walk ------------------------------------------------------------------------------------------

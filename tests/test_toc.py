@@ -345,6 +345,24 @@ def test_the_answer_covers_every_kept_interpretation(retriever, embeddings):
     assert final.payload.answer.count("Tadej Pogacar") == 1
 
 
+def test_a_short_answer_file_gets_a_short_answer_from_the_kept_interpretations_passages(retriever, embeddings):
+    systems = []
+
+    def reply(messages, options):
+        systems.append(messages[0]["content"])
+        return base.script(messages, options)
+
+    base = passage_reader(answer="Tadej Pogacar")
+    llm = ScriptedLLM(reply, logprobs={"True": -0.05, "False": -3.0})
+    ctx = RunContext(llm=llm, retriever=retriever, embeddings=embeddings,
+                     settings=settings_with(answer_style="short", toc={"max_depth": 1}))
+    final = run_events("toc", AQ, ctx)[-1]
+    assert final.payload.answer == "Tadej Pogacar"  # no long answer, no covering sentences
+    assert len(final.payload.interpretations) >= 2  # the tree is still there to see
+    assert systems[-1].startswith("You answer questions from the numbered passages")  # the short OneR reader
+    assert not any(s.startswith("You write answers to ambiguous questions") for s in systems)
+
+
 def test_maximal_marginal_relevance_prefers_passages_unlike_the_chosen_ones():
     import numpy as np
     from models.rerankers import maximal_marginal_relevance

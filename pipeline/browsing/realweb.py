@@ -1,7 +1,8 @@
 """The real web: DuckDuckGo results through the session's ``WebSource`` (its offline probe, time limit and search
 cache) and pages through the session's ``PageFetcher`` (guarded, cached). Rate limits and time-outs are retried
 a bounded number of times with growing pauses; each retry is reported through ``on_retry`` so the agent shows it
-as a warning."""
+as a warning. A search or page load runs in a worker thread while the run's Stop switch is watched, so Stop ends
+the run at once instead of after the fetch's time limit (the abandoned fetch ends on its own)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Callable
 
 from langchain_core.documents import Document
 
+from models.cancel import iterate_cancellable
 from models.errors import Cancelled
 from pipeline.browsing.fetch import PageFetcher
 from pipeline.browsing.pages import BrowseError, Page, PageKey, Result, paragraph_chunks, shorten
@@ -70,9 +72,12 @@ class RealWeb:
         return Page(key=PageKey(url=fetched.url), title=title, chunks=chunks, note=note)
 
     def _with_retries(self, call, what: str):
+        def once():
+            yield call()
+
         for attempt in range(self.retries + 1):
             try:
-                return call()
+                return next(iterate_cancellable(once, self.cancel))
             except BrowseError as exc:
                 if not exc.retryable or attempt == self.retries:
                     if exc.retryable and self.retries:

@@ -392,6 +392,16 @@ def _answer(ctx: RunContext, tracer: Tracer, question: str, root: Node, nodes: l
         if node.evidence is not None and node.evidence.id not in {p.id for p in passages}:
             passages.append(node.evidence)
     passages = passages[: settings.answer_passages]
+    interpretations = [QAPair(question=n.question, answer=n.answer or "") for n in chosen]
+    if ctx.settings.answer_style == "short":
+        # A short-answer file (HotpotQA and the like, which Auto may send here) is scored on one phrase, not on a
+        # long answer: answer the question itself from the kept interpretations' passages, then the pool's.
+        passages = (passages + [p for p in pool if p.id not in {q.id for q in passages}])[: ctx.settings.top_k]
+        values = {"question": question, "passages": format_passages(passages)}
+        yield from stream_answer(ctx, tracer, answer_prompt("oner_answer", "short"), values, passages,
+                                 parent_id=root.id, title="Answer (short: from the kept interpretations' passages)",
+                                 extra={"unambiguous": False, "interpretations": interpretations})
+        return
     lines = "\n".join(f"- {n.question} {n.answer}" for n in chosen)
     values = {"question": question, "passages": format_passages(passages), "interpretations": lines}
     cover = (lambda text: cover_interpretations(text, chosen, passages)) if settings.cover_answers else None
@@ -401,8 +411,8 @@ def _answer(ctx: RunContext, tracer: Tracer, question: str, root: Node, nodes: l
     retrieved = passages + [p for p in pool[: ctx.settings.top_k] if p.id not in {q.id for q in passages}]
     yield from stream_answer(ctx, tracer, load_prompt("toc_answer"), values, passages, parent_id=root.id,
                              title="Answer", finish=cover, support_passages=retrieved,
-                             support_questions=[n.question for n in chosen], extra={"unambiguous": False, "interpretations": [
-                                 QAPair(question=n.question, answer=n.answer or "") for n in chosen]})
+                             support_questions=[n.question for n in chosen],
+                             extra={"unambiguous": False, "interpretations": interpretations})
 
 
 def cover_interpretations(text: str, chosen: list[Node], passages: list[Document]) -> str:
