@@ -99,10 +99,8 @@ def update_graph(graph: PassageGraph | None, records: list[PassageRecord], neare
     current = {r.id: r for r in records}
     removed = [key for key in new.passage_keys() if key not in current]
     added = [r for r in current.values() if r.id not in new.index]
-    if new.keywords is not None:
-        fitted_on = max(new.keywords.fitted_on, 1)
-        refit = refit or len(current) > REFIT_GROWTH * fitted_on or len(current) * REFIT_GROWTH < fitted_on
-    refit = refit or new.keywords is None
+    fitted_on = max(new.keywords.fitted_on, 1) if new.keywords is not None else 0
+    refit = refit or not fitted_on / REFIT_GROWTH <= len(current) <= REFIT_GROWTH * fitted_on
     if not removed and not added and not refit:
         return new, GraphChange(0, 0, False, time.perf_counter() - started)
 
