@@ -43,7 +43,7 @@ def iterate_cancellable(make_items: Callable[[], Iterator[T]], cancel: threading
             if abandoned.is_set() and close:
                 close()
 
-    threading.Thread(target=produce, name="model-stream", daemon=True).start()
+    threading.Thread(target=produce, name="cancellable-producer", daemon=True).start()
     try:
         while True:
             try:

@@ -244,3 +244,24 @@ def test_auto_is_compared_with_each_single_method_on_the_same_items(tmp_path, mo
     assert "| ircot (best single) | 2 | 100.0 | 100.0 | 100.0 | 1.5 |" in out
     assert "| nor | 2 | 50.0 | 50.0 | - | 1.5 |" in out
     assert "Auto minus the best single method (ircot) on F1: -50.0" in out
+
+
+def test_ircot_chains_scores_each_slice_and_the_chains_own_conclusions(tmp_path, monkeypatch, capsys):
+    from benchmarks import ircot_chains
+
+    def item(i, method, f1, **extra):
+        return {"id": str(i), "method": method, "gold": ["Leeds"], "question": "q",
+                "scores": {"em": float(f1 == 1.0), "f1": f1, "support_recall": 0.5},
+                "cost": {"wall_s": 10.0 * (i + 1)}, **extra}
+
+    chains = [["A [1].", "So the answer is: Leeds [2]."], ["A [1]."], ["So the answer is: York."]]
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps({"data": "data/eval/x.jsonl", "items": [
+        *(item(i, "oner", 0.0) for i in range(3)),
+        *(item(i, "ircot", f, chain=c) for i, (f, c) in enumerate(zip([0.0, 1.0, 1.0], chains)))]}))
+    monkeypatch.setattr("sys.argv", ["ircot_chains", str(results), "--slices", "0-1,1-3"])
+    ircot_chains.main()
+    out = capsys.readouterr().out
+    # item 1: the reader was wrong but the chain had concluded right; items 2-3: one chain without a conclusion
+    assert "| x | 1-1 | 1 | 0.0 | 0.0 | 50.0 | 0.0 | 0.0 | 50.0 | 100.0 | 1 | 10.0 |" in out
+    assert "| x | 2-3 | 2 | 0.0 | 0.0 | 50.0 | 100.0 | 100.0 | 50.0 | 0.0 | 1 | 25.0 |" in out

@@ -289,3 +289,43 @@ def test_a_failed_reasoning_step_still_answers_from_the_collected_passages():
     assert failed[0].payload.passages == [] and failed[0].payload.sentence == ""
     assert any(e.kind == EventKind.WARNING and "context window" in e.payload.message for e in events)
     assert answer_event(events).payload.answer == "Bloemfontein"
+
+
+def context_reader_llm(sentences: list[str], answer: str):
+    """Replies ``sentences`` to next-step tasks in turn, then ``answer`` to the answer task."""
+    queue = iter(sentences)
+    return ScriptedLLM(lambda messages, options: next(queue) if messages[-1]["content"].rstrip().endswith(
+        "Write the next sentence of the reasoning.") else answer)
+
+
+@pytest.mark.parametrize("reply, short", [
+    ("So the answer is: Bloemfontein [5].", "Bloemfontein"),
+    ("Bloemfontein [5].\nTolkien was born there.", "Bloemfontein"),
+    ("\"Bloemfontein\"", "Bloemfontein"),
+])
+def test_context_reader_asks_the_reasoning_prompt_for_the_answer_so_its_prefix_is_reused(reply, short):
+    llm = context_reader_llm(["Tolkien wrote The Hobbit [1].", "Tolkien was born in Bloemfontein [5]."], reply)
+    events = run(llm, fresh_passages(), k=3, max_steps=2, reader="context")
+    answer = answer_event(events)
+    assert answer.payload.reader == "context" and answer.payload.answer == short
+    assert len(llm.calls) == 3 and answer.llm_calls == 1
+    last_step, reader = llm.calls[1][0], llm.calls[2][0]
+    # Same system, demos and question; the passages grew by the second step's retrieval, then the reasoning.
+    assert reader[:-1] == last_step[:-1]
+    shared = last_step[-1]["content"].split("Reasoning so far:")[0]
+    assert reader[-1]["content"].startswith(shared.split("</passages>")[0])
+    assert "Reasoning so far: Tolkien wrote The Hobbit [1]. Tolkien was born in Bloemfontein [5]." in \
+        reader[-1]["content"]
+    assert reader[-1]["content"].rstrip().endswith("a short phrase such as a name, a date, a number, or yes / no.")
+    assert "\n[9] Doc" in reader[-1]["content"]  # every collected passage, in arrival order
+    assert len(answer.payload.passages) == 9
+    assert llm.calls[2][1].max_tokens == 32 and llm.calls[2][1].until is None  # the short answers' budget, whole
+
+
+def test_context_reader_writes_a_cited_answer_in_the_long_style():
+    llm = context_reader_llm(["So the answer is: Bloemfontein."], "Tolkien was born in Bloemfontein [2].")
+    ctx = RunContext(llm=llm, retriever=fresh_passages(),
+                     settings=settings_with(min_support=0, ircot={"k": 2, "reader": "context"}))
+    answer = answer_event(run_events("ircot", QUESTION, ctx))
+    assert answer.payload.answer == "Tolkien was born in Bloemfontein [2]." and answer.payload.citations == [2]
+    assert "citing the passages" in llm.calls[-1][0][-1]["content"]

@@ -47,11 +47,14 @@ class IRCoTSettings(BaseModel):
         "than more (DESIGN.md); on the first 10 HotpotQA items 5 and all scored the same F1 (58.0), and 5 "
         "keeps the reader prompt short.",
     )
-    reader: Literal["cot", "direct", "notes"] = Field(
+    reader: Literal["cot", "direct", "notes", "context"] = Field(
         "direct",
         description="direct: a separate call answers from the collected passages; notes: the same, with the "
-        "reasoning sentences shown to it as notes that may be wrong (this app's variant, measured in "
-        "docs/benchmarks.md); cot: the answer is the conclusion of the reasoning chain (finished by one more "
+        "reasoning sentences shown to it as notes that may be wrong (this app's variant); context: the "
+        "reasoning prompt itself, every collected passage in arrival order and the reasoning, asked for the "
+        "answer instead of the next sentence, so llama.cpp re-reads only the reasoning and the task line from "
+        "its prefix cache (this app's variant, for speed; docs/benchmarks.md); cot: the answer is the "
+        "conclusion of the reasoning chain (finished by one more "
         "call when the chain stopped without one). The paper offers cot and direct (Sec. 3.2); with the 1.5B "
         "model the chain often concludes too early (a first check on 4 HotpotQA items: F1 0 with cot, 67 with "
         "direct).",
@@ -132,6 +135,9 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
             break
 
     ctx.check_cancelled()
+    if cfg.reader == "context":
+        yield from _read_in_context(ctx, tracer, prompt, question, pool, sentences, parent)
+        return
     if cfg.reader in ("direct", "notes"):
         read = pool
         if cfg.reader_passages and len(pool) > cfg.reader_passages and ctx.reranker is not None:
@@ -149,6 +155,29 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
                                         "collected": passage_refs(pool)})
         return
     yield from _conclude(ctx, tracer, prompt, question, pool, sentences, conclusion, parent)
+
+
+def _read_in_context(ctx: RunContext, tracer: Tracer, prompt, question: str, pool: list[Document],
+                     sentences: list[str], parent: str) -> Iterator[StepEvent]:
+    """The ``context`` reader: the last reasoning prompt with the answer task in place of the next-step task.
+    Everything before the reasoning is the prompt the chain just sent, so it is served from the prefix cache."""
+    style = ctx.settings.answer_style
+    values = {"question": question, "passages": format_passages(pool) or "(no passages found)",
+              "reasoning": " ".join(sentences) or "(none yet)", "task": prompt.texts[f"answer_{style}"]}
+    # The reasoning prompt's budget is one sentence; an answer gets the answering prompts' budget.
+    reader = replace(prompt, max_tokens=answer_prompt("oner_answer", style).max_tokens)
+    finish = _short_answer if style == "short" else None
+    yield from stream_answer(ctx, tracer, reader, values, pool, parent_id=parent, finish=finish,
+                             extra={"reader": "context", "reasoning": sentences, "collected": passage_refs(pool)})
+
+
+def _short_answer(text: str) -> str:
+    """A short answer from a reply that may still reason ("... So the answer is: X.") or cite ("X [2].")."""
+    answer = extract_answer(text)
+    if answer is None:
+        lines = [line for line in text.splitlines() if line.strip()]
+        answer = strip_citations(lines[0] if lines else "").strip(" .\"'*")
+    return answer or text
 
 
 def _new_passages(ctx: RunContext, tracer: Tracer, hop: str, query: str, pool: list[Document]):
