@@ -6,7 +6,8 @@ reached one, without its extra call) scored beside the answer of the reader the 
 
 Items are numbered in file order (the order of the dev file). Prints Markdown: per file and slice, EM, F1 and
 support recall of OneR and IRCoT, IRCoT's median seconds, and the F1 of the chains' conclusions (a chain
-without one scores 0) with how many chains concluded.
+without one scores 0) with how many chains concluded, and on how many items one of the two was right (token F1
+at least 0.5) and the other not.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pathlib import Path
 from pipeline.evaluation.metrics import best_over_aliases, f1
 from pipeline.methods.ircot import extract_answer
 from pipeline.reporting import table
+
+RIGHT = 0.5  # an answer counts as right at token F1 0.5 or more
 
 
 def conclusion(record: dict) -> str | None:
@@ -44,11 +47,13 @@ def rows_for(path: Path, slices: list[tuple[int, int]]) -> list[list[object]]:
         ircot = [r["ircot"] for r in chosen]
         ends = [conclusion(r) for r in ircot]
         cot = [best_over_aliases(f1, e, r["gold"]) if e else 0.0 for e, r in zip(ends, ircot)]
+        read = [r["scores"]["f1"] for r in ircot]
         rows.append([
             Path(data["data"]).stem, f"{start + 1}-{start + len(chosen)}", len(chosen),
             *(_mean([r["scores"][k] for r in oner if k in r["scores"]]) for k in ("em", "f1", "support_recall")),
             *(_mean([r["scores"][k] for r in ircot if k in r["scores"]]) for k in ("em", "f1", "support_recall")),
             _mean(cot), sum(e is not None for e in ends),
+            sum(c >= RIGHT > r for c, r in zip(cot, read)), sum(r >= RIGHT > c for c, r in zip(cot, read)),
             f"{statistics.median(r['cost']['wall_s'] for r in ircot):.1f}" if ircot else "-",
         ])
     return rows
@@ -63,6 +68,7 @@ def main() -> None:
     rows = [row for path in args.files for row in rows_for(path, slices)]
     print(table(["data", "items", "n", "OneR EM", "OneR F1", "OneR support recall", "IRCoT EM", "IRCoT F1",
                  "IRCoT support recall", "chain's own conclusion F1", "chains that concluded",
+                 "conclusion right, reader wrong", "reader right, conclusion wrong",
                  "IRCoT median s"], rows))
 
 

@@ -17,6 +17,13 @@ COLUMNS = [("em", "EM"), ("f1", "F1"), ("str_em", "STR-EM"), ("rouge_l", "ROUGE-
            ("walk_recall", "walk recall"), ("visited_per_question", "visited")]
 
 
+def _link(path: str) -> str:
+    """The results file as linked from a page in docs/ (where the tables go), else its name."""
+    resolved = Path(path).resolve()
+    docs = Path("docs").resolve()
+    return resolved.relative_to(docs).as_posix() if resolved.is_relative_to(docs) else resolved.name
+
+
 def main(paths: list[str]) -> None:
     results = [json.loads(Path(p).read_text()) for p in paths]
     present = [(k, label) for k, label in COLUMNS
@@ -28,7 +35,7 @@ def main(paths: list[str]) -> None:
             rows.append([Path(r["data"]).stem, r["model"], method, cost["n"]]
                         + [f"{summary['metrics'][k]:.1f}" if k in summary["metrics"] else "-" for k, _ in present]
                         + [f"{cost['llm_calls_mean']:.1f}", f"{cost['wall_s_median']:.1f}", f"{cost['wall_s_p90']:.1f}",
-                           f"[{Path(path).name}]({Path(path).name})"])
+                           f"[{Path(path).name}]({_link(path)})"])
     header = ["data", "model", "method", "n"] + [label for _, label in present] + [
         "LLM calls", "median s", "p90 s", "items"]
     print(table(header, rows))

@@ -263,5 +263,5 @@ def test_ircot_chains_scores_each_slice_and_the_chains_own_conclusions(tmp_path,
     ircot_chains.main()
     out = capsys.readouterr().out
     # item 1: the reader was wrong but the chain had concluded right; items 2-3: one chain without a conclusion
-    assert "| x | 1-1 | 1 | 0.0 | 0.0 | 50.0 | 0.0 | 0.0 | 50.0 | 100.0 | 1 | 10.0 |" in out
-    assert "| x | 2-3 | 2 | 0.0 | 0.0 | 50.0 | 100.0 | 100.0 | 50.0 | 0.0 | 1 | 25.0 |" in out
+    assert "| x | 1-1 | 1 | 0.0 | 0.0 | 50.0 | 0.0 | 0.0 | 50.0 | 100.0 | 1 | 1 | 0 | 10.0 |" in out
+    assert "| x | 2-3 | 2 | 0.0 | 0.0 | 50.0 | 100.0 | 100.0 | 50.0 | 0.0 | 1 | 0 | 2 | 25.0 |" in out
