@@ -43,6 +43,8 @@ def rows_for(path: Path, slices: list[tuple[int, int]]) -> list[list[object]]:
     rows = []
     for start, end in slices:
         chosen = [by_item[i] for i in ids[start:end] if {"oner", "ircot"} <= set(by_item[i])]
+        if not chosen:
+            raise SystemExit(f"{path}: no item in {start}-{end} was scored by both oner and ircot")
         oner = [r["oner"] for r in chosen]
         ircot = [r["ircot"] for r in chosen]
         ends = [conclusion(r) for r in ircot]
@@ -54,7 +56,7 @@ def rows_for(path: Path, slices: list[tuple[int, int]]) -> list[list[object]]:
             *(_mean([r["scores"][k] for r in ircot if k in r["scores"]]) for k in ("em", "f1", "support_recall")),
             _mean(cot), sum(e is not None for e in ends),
             sum(c >= RIGHT > r for c, r in zip(cot, read)), sum(r >= RIGHT > c for c, r in zip(cot, read)),
-            f"{statistics.median(r['cost']['wall_s'] for r in ircot):.1f}" if ircot else "-",
+            f"{statistics.median(r['cost']['wall_s'] for r in ircot):.1f}",
         ])
     return rows
 
@@ -64,7 +66,13 @@ def main() -> None:
     parser.add_argument("files", type=Path, nargs="+")
     parser.add_argument("--slices", default="0-100", help="item ranges, 0-based and end-exclusive: 0-50,50-100")
     args = parser.parse_args()
-    slices = [tuple(int(x) for x in part.split("-")) for part in args.slices.split(",")]
+    try:
+        slices = [(int(a), int(b)) for a, b in (part.split("-") for part in args.slices.split(","))]
+    except ValueError:
+        parser.error(f"--slices {args.slices!r}: expected ranges such as 0-50,50-100")
+    for path in args.files:
+        if not path.is_file():
+            parser.error(f"{path}: no such results file")
     rows = [row for path in args.files for row in rows_for(path, slices)]
     print(table(["data", "items", "n", "OneR EM", "OneR F1", "OneR support recall", "IRCoT EM", "IRCoT F1",
                  "IRCoT support recall", "chain's own conclusion F1", "chains that concluded",

@@ -163,8 +163,7 @@ def _read_in_context(ctx: RunContext, tracer: Tracer, prompt, question: str, poo
     """The ``context`` reader: the last reasoning prompt with the answer task in place of the next-step task.
     Everything before the reasoning is the prompt the chain just sent, so it is served from the prefix cache."""
     style = ctx.settings.answer_style
-    values = {"question": question, "passages": format_passages(pool) or "(no passages found)",
-              "reasoning": " ".join(sentences) or "(none yet)", "task": prompt.texts[f"answer_{style}"]}
+    values = _reasoning_values(question, pool, sentences, prompt.texts[f"answer_{style}"])
     # The reasoning prompt's budget is one sentence; an answer gets the answering prompts' budget.
     reader = replace(prompt, max_tokens=answer_prompt("oner_answer", style).max_tokens)
     finish = _short_answer if style == "short" else None
@@ -193,14 +192,15 @@ def _new_passages(ctx: RunContext, tracer: Tracer, hop: str, query: str, pool: l
     return new[: min(cfg.k, cfg.max_passages - len(pool))], len(retrieved.passages) - len(new)
 
 
+def _reasoning_values(question: str, pool: list[Document], sentences: list[str], task: str) -> dict[str, str]:
+    """The reasoning prompt's values; every task shares them, so each call's prefix is the one cached before."""
+    return {"question": question, "passages": format_passages(pool) or "(no passages found)",
+            "reasoning": " ".join(sentences) or "(none yet)", "task": task}
+
+
 def _reason(ctx: RunContext, prompt, question: str, pool: list[Document], sentences: list[str],
             task: str, *, first_only: bool = True) -> ChatResult:
-    values = {
-        "question": question,
-        "passages": format_passages(pool) or "(no passages found)",
-        "reasoning": " ".join(sentences) or "(none yet)",
-        "task": task,
-    }
+    values = _reasoning_values(question, pool, sentences, task)
     options = prompt.options(ctx.settings.temperature)
     if first_only:  # only the first sentence is kept: stop generating once it is complete
         options = replace(options, until=has_complete_sentence)
