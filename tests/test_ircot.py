@@ -322,6 +322,25 @@ def test_context_reader_asks_the_reasoning_prompt_for_the_answer_so_its_prefix_i
     assert llm.calls[2][1].max_tokens == 32 and llm.calls[2][1].until is None  # the short answers' budget, whole
 
 
+def test_passages_reader_hides_the_reasoning_but_keeps_the_cached_prefix():
+    llm = context_reader_llm(["Tolkien wrote The Hobbit [1].", "Tolkien was born in Bloemfontein [5]."],
+                             "Bloemfontein [5].")
+    events = run(llm, fresh_passages(), k=3, max_steps=2, reader="passages")
+    answer = answer_event(events)
+    assert answer.payload.reader == "passages" and answer.payload.answer == "Bloemfontein"
+    assert answer.payload.reasoning == ["Tolkien wrote The Hobbit [1].", "Tolkien was born in Bloemfontein [5]."]
+    assert len(llm.calls) == 3 and answer.llm_calls == 1
+    last_step, reader = llm.calls[1][0], llm.calls[2][0]
+    assert reader[:-1] == last_step[:-1]  # same system, demos and question
+    content = reader[-1]["content"]
+    assert content.startswith(last_step[-1]["content"].split("</passages>")[0])
+    assert "Tolkien" not in content.split("</passages>")[1]  # the chain is not shown
+    assert "Reasoning so far: (none yet)" in content
+    assert content.rstrip().endswith("Reply with the answer only: a short phrase such as a name, a date, a "
+                                     "number, or yes / no.")
+    assert "\n[9] Doc" in content and len(answer.payload.passages) == 9
+
+
 def test_context_reader_writes_a_cited_answer_in_the_long_style():
     llm = context_reader_llm(["So the answer is: Bloemfontein."], "Tolkien was born in Bloemfontein [2].")
     ctx = RunContext(llm=llm, retriever=fresh_passages(),

@@ -47,14 +47,16 @@ class IRCoTSettings(BaseModel):
         "than more (DESIGN.md); on the first 10 HotpotQA items 5 and all scored the same F1 (58.0), and 5 "
         "keeps the reader prompt short.",
     )
-    reader: Literal["cot", "direct", "notes", "context"] = Field(
+    reader: Literal["cot", "direct", "notes", "context", "passages"] = Field(
         "direct",
         description="direct: a separate call answers from the collected passages; notes: the same, with the "
         "reasoning sentences shown to it as notes that may be wrong (this app's variant); context: the "
         "reasoning prompt itself, every collected passage in arrival order and the reasoning, asked for the "
         "answer instead of the next sentence, so llama.cpp serves everything before the reasoning from its "
         "prefix cache (this app's variant; on the first 20 HotpotQA items 20% faster but 10.7 F1 lower, as "
-        "it repeats the chain's conclusion: docs/benchmarks.md); cot: the answer is the "
+        "it repeats the chain's conclusion: docs/benchmarks.md); passages: the same prompt without the "
+        "reasoning, so it reads the collected passages as the direct reader does but from the cached prefix "
+        "(this app's variant); cot: the answer is the "
         "conclusion of the reasoning chain (finished by one more "
         "call when the chain stopped without one). The paper offers cot and direct (Sec. 3.2); with the 1.5B "
         "model the chain often concludes too early: over the 100 items of HotpotQA / 2Wiki / MuSiQue the "
@@ -136,8 +138,9 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
             break
 
     ctx.check_cancelled()
-    if cfg.reader == "context":
-        yield from _read_in_context(ctx, tracer, prompt, question, pool, sentences, parent)
+    if cfg.reader in ("context", "passages"):
+        yield from _read_in_context(ctx, tracer, prompt, question, pool, sentences, parent,
+                                    show_reasoning=cfg.reader == "context")
         return
     if cfg.reader in ("direct", "notes"):
         read = pool
@@ -159,16 +162,21 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
 
 
 def _read_in_context(ctx: RunContext, tracer: Tracer, prompt, question: str, pool: list[Document],
-                     sentences: list[str], parent: str) -> Iterator[StepEvent]:
-    """The ``context`` reader: the last reasoning prompt with the answer task in place of the next-step task.
-    Everything before the reasoning is the prompt the chain just sent, so it is served from the prefix cache."""
+                     sentences: list[str], parent: str, *, show_reasoning: bool) -> Iterator[StepEvent]:
+    """The ``context`` and ``passages`` readers: the last reasoning prompt with the answer task in place of the
+    next-step task, with or without the reasoning. Everything before the reasoning is the prompt the chain just
+    sent, so it is served from the prefix cache."""
     style = ctx.settings.answer_style
-    values = _reasoning_values(question, pool, sentences, prompt.texts[f"answer_{style}"])
+    if show_reasoning:
+        values = _reasoning_values(question, pool, sentences, prompt.texts[f"answer_{style}"])
+    else:
+        values = _reasoning_values(question, pool, [], prompt.texts[f"answer_{style}_from_passages"])
     # The reasoning prompt's budget is one sentence; an answer gets the answering prompts' budget.
     reader = replace(prompt, max_tokens=answer_prompt("oner_answer", style).max_tokens)
     finish = _short_answer if style == "short" else None
     yield from stream_answer(ctx, tracer, reader, values, pool, parent_id=parent, finish=finish,
-                             extra={"reader": "context", "reasoning": sentences, "collected": passage_refs(pool)})
+                             extra={"reader": "context" if show_reasoning else "passages", "reasoning": sentences,
+                                    "collected": passage_refs(pool)})
 
 
 def _short_answer(text: str) -> str:
