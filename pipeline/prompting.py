@@ -139,8 +139,18 @@ def _literal(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def format_passages(passages: list[Document]) -> str:
+def format_passages(passages: list[Document], *, max_words: int = 0) -> str:
     """Passages numbered from 1 as the answer prompts cite them: ``[n] Title: text``, one passage a line, with
     control tokens and instruction-like text removed (``pipeline.untrusted``). The prompt files fence the block
-    in ``<passages>`` ... ``</passages>`` as quoted data."""
+    in ``<passages>`` ... ``</passages>`` as quoted data. ``max_words`` > 0 shows only each text's first words
+    (the title always), ending a cut text with "...". """
+    if max_words > 0:
+        passages = [_first_words(p, max_words) for p in passages]
     return "\n".join(f"[{i}] {format_passage(p)}" for i, p in enumerate(passages, 1))
+
+
+def _first_words(doc: Document, n: int) -> Document:
+    words = doc.page_content.split()
+    if len(words) <= n:
+        return doc
+    return Document(page_content=" ".join(words[:n]) + " ...", metadata=doc.metadata)

@@ -348,3 +348,21 @@ def test_context_reader_writes_a_cited_answer_in_the_long_style():
     answer = answer_event(run_events("ircot", QUESTION, ctx))
     assert answer.payload.answer == "Tolkien was born in Bloemfontein [2]." and answer.payload.citations == [2]
     assert "citing the passages" in llm.calls[-1][0][-1]["content"]
+
+
+def test_reasoning_words_cut_the_reasoning_prompts_passages_but_the_reader_reads_them_whole():
+    llm = reasoning_llm(["Tolkien wrote The Hobbit [1].", "So the answer is: Bloemfontein."])
+    events = run(llm, fresh_passages(), k=2, max_steps=3, reasoning_words=3, reader="direct")
+    assert answer_event(events).payload.answer == "Bloemfontein"
+    reasoning, reader = llm.calls[0][0][-1]["content"], llm.calls[-1][0][-1]["content"]
+    assert "[1] Doc 1: Passage number 1 ...\n[2] Doc 2: Passage number 2 ..." in reasoning
+    assert "tells of fact" not in reasoning
+    assert "[1] Doc 1: Passage number 1 tells of fact 1 about topic 7." in reader
+
+
+def test_a_passage_within_the_reasoning_words_is_shown_whole():
+    from pipeline.prompting import format_passages
+    short, long = passage(1, "Three words only."), passage(2, "One two three four five.")
+    assert format_passages([short, long], max_words=3) == \
+        "[1] Doc 1: Three words only.\n[2] Doc 2: One two three ..."
+    assert format_passages([long]) == "[1] Doc 2: One two three four five."

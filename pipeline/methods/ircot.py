@@ -40,8 +40,13 @@ class IRCoTSettings(BaseModel):
                               "prompt must fit the reader's context).")
     max_steps: int = Field(8, ge=1, le=15, description="Reasoning steps before the loop stops without an "
                            "answer (Sec. 3.1: 8 for Flan-T5 runs, up to 10 with GPT3).")
+    reasoning_words: int = Field(
+        40, ge=0, le=1000,
+        description="Words of each passage the reasoning prompt shows (its title always); 0 shows them whole. "
+        "The direct and notes readers read them whole. (This app's choice, for speed: docs/benchmarks.md.)",
+    )
     reader_passages: int = Field(
-        5, ge=0, le=30,
+        3, ge=0, le=30,
         description="Collected passages the direct reader sees: the best N for the question and the reasoning "
         "(re-ranked); 0 gives it all of them, as the paper does. The 1.5B model reads 3-5 passages better "
         "than more (DESIGN.md); on the first 10 HotpotQA items 5 and all scored the same F1 (58.0), and 5 "
@@ -168,9 +173,10 @@ def _read_in_context(ctx: RunContext, tracer: Tracer, prompt, question: str, poo
     sent, so it is served from the prefix cache."""
     style = ctx.settings.answer_style
     if show_reasoning:
-        values = _reasoning_values(question, pool, sentences, prompt.texts[f"answer_{style}"])
+        task, shown = prompt.texts[f"answer_{style}"], sentences
     else:
-        values = _reasoning_values(question, pool, [], prompt.texts[f"answer_{style}_from_passages"])
+        task, shown = prompt.texts[f"answer_{style}_from_passages"], []
+    values = _reasoning_values(question, pool, shown, task, ctx.method_settings.reasoning_words)
     # The reasoning prompt's budget is one sentence; an answer gets the answering prompts' budget.
     reader = replace(prompt, max_tokens=answer_prompt("oner_answer", style).max_tokens)
     finish = _short_answer if style == "short" else None
@@ -200,15 +206,16 @@ def _new_passages(ctx: RunContext, tracer: Tracer, hop: str, query: str, pool: l
     return new[: min(cfg.k, cfg.max_passages - len(pool))], len(retrieved.passages) - len(new)
 
 
-def _reasoning_values(question: str, pool: list[Document], sentences: list[str], task: str) -> dict[str, str]:
+def _reasoning_values(question: str, pool: list[Document], sentences: list[str], task: str,
+                      max_words: int = 0) -> dict[str, str]:
     """The reasoning prompt's values; every task shares them, so each call's prefix is the one cached before."""
-    return {"question": question, "passages": format_passages(pool) or "(no passages found)",
+    return {"question": question, "passages": format_passages(pool, max_words=max_words) or "(no passages found)",
             "reasoning": " ".join(sentences) or "(none yet)", "task": task}
 
 
 def _reason(ctx: RunContext, prompt, question: str, pool: list[Document], sentences: list[str],
             task: str, *, first_only: bool = True) -> ChatResult:
-    values = _reasoning_values(question, pool, sentences, task)
+    values = _reasoning_values(question, pool, sentences, task, ctx.method_settings.reasoning_words)
     options = prompt.options(ctx.settings.temperature)
     if first_only:  # only the first sentence is kept: stop generating once it is complete
         options = replace(options, until=has_complete_sentence)
