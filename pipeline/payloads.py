@@ -217,7 +217,8 @@ class ActionPayload(_Strict):
     rules that masked others, a refusal. ``passages`` holds the passages loaded into view or quoted (the
     evaluation's support recall). ``step`` numbers the agent's own actions (None for the start and for an end it
     did not choose); ``ended_by`` on the finish step: model (the agent chose Finish), budget, invalid, error, web
-    (the search failed), pages or facts (the one-shot variant read every page, or found enough facts)."""
+    (the search failed), only_finish (no other action was allowed, so no call was made), pages or facts (the
+    one-shot variant read every page, or found enough facts)."""
 
     kind: Literal["action"] = "action"
     action: Literal["start", "choose", "search", "load", "scroll_down", "scroll_up", "back", "quote", "merge",

@@ -190,15 +190,34 @@ def test_a_repeated_query_is_refused_and_search_is_masked_for_one_step():
 
 
 def test_the_budget_ends_the_run_and_the_answer_still_comes():
-    agent = Agent([search("halley comet"), load(1), DOWN, UP, DOWN, UP, DOWN])
+    agent = Agent([search("halley comet"), load(1), DOWN, UP, quote(1), DOWN])
     _, state = run(agent, max_steps=5)
     assert len(agent.schemas) == 5  # one model call per action, no more
+    assert set(allowed(agent.schemas[4])) == {"quote"}  # the last action, before any fact: only a quote
     finish = actions(state)[-1]
     assert finish.action == "finish" and finish.ended_by == "budget" and finish.step is None
     assert state.steps[state.final_answer.parent_id].title == "Finish: the budget of 5 actions is spent"
     assert state.answer is not None and "Steps left: 1" in agent.prompts[-1]
     scores = browsing_scores(None, state)
     assert scores["ended_by_finish"] == 0.0 and scores["actions_per_question"] == 5.0
+
+
+def test_the_last_action_may_only_quote_merge_or_finish_and_a_lone_finish_needs_no_call():
+    agent = Agent([search("halley comet"), load(1), quote(1), FINISH])
+    _, state = run(agent, max_steps=4)
+    assert {"search", "back", "quote"} <= set(allowed(agent.schemas[2]))  # not yet the last action
+    assert set(allowed(agent.schemas[3])) == {"quote", "finish"}
+    assert "last action: only quote, merge or finish can still change the answer" in actions(state)[-1].rules
+    assert actions(state)[-1].ended_by == "model"
+
+    agent = Agent([search("halley comet"), load(1), quote(1), BACK])
+    _, state = run(agent, max_steps=5)
+    assert len(agent.schemas) == 4  # on the results list at the last step only Finish is left: no call
+    finish = actions(state)[-1]
+    assert finish.ended_by == "only_finish" and finish.step is None
+    assert state.steps[state.final_answer.parent_id].title == \
+        "Finish: no action but Finish was left, so no model call was made"
+    assert state.answer is not None and browsing_scores(None, state)["actions_per_question"] == 4.0
 
 
 def test_an_invalid_reply_becomes_finish_when_finish_is_allowed():

@@ -13,7 +13,9 @@ Anti-loop rules (the same code's ``run_interactive.py``, applied here as masks b
 refusals after it, so no model call is wasted): at most ``max_scrolls`` scrolls in a row, at most
 ``max_searches_without_load`` searches without loading a page, no Finish before ``min_facts_to_finish`` facts
 (the budget ends the run anyway). A repeated query cannot be masked by a schema; it is refused after the reply,
-and Search is masked for the next step.
+and Search is masked for the next step. This app adds: the last action of the budget may only be Quote, Merge or
+Finish (a search, load, scroll or go-back then would change nothing), and when only Finish is left the agent
+finishes without a model call.
 """
 
 from __future__ import annotations
@@ -222,6 +224,11 @@ class Tab:
             else:
                 fired.append(f"no finish before {rules.min_facts_to_finish} quoted fact"
                              f"{'s' if rules.min_facts_to_finish > 1 else ''}")
+        if steps_left <= 1 and self.view != "start":
+            last = [a for a in actions if a in ("quote", "merge", "finish")]
+            if len(last) < len(actions):
+                fired.append("last action: only quote, merge or finish can still change the answer")
+            actions = last
         if not actions:
             actions = ["finish"]
         order = ["search", "load", "quote", "merge", "scroll_down", "scroll_up", "back", "finish"]

@@ -35,22 +35,25 @@ class IRCoTSettings(BaseModel):
 
     k: int = Field(4, ge=1, le=10, description="Passages retrieved per query, with the question and after each "
                    "reasoning sentence. The paper tunes K in {2, 4, 6, 8} per dataset (Sec. 4); 4 keeps the "
-                   "prompt short enough for the 1.5B model and 2 cores (this app's choice).")
+                   "prompt short enough for the 1.5B model and 2 cores (this app's choice; K = 3 was no faster "
+                   "and 5 F1 lower on the first 20 HotpotQA items).")
     max_passages: int = Field(15, ge=2, le=30, description="At most 15 passages are collected (Sec. 4: the "
                               "prompt must fit the reader's context).")
     max_steps: int = Field(8, ge=1, le=15, description="Reasoning steps before the loop stops without an "
                            "answer (Sec. 3.1: 8 for Flan-T5 runs, up to 10 with GPT3).")
     reasoning_words: int = Field(
         40, ge=0, le=1000,
-        description="Words of each passage the reasoning prompt shows (its title always); 0 shows them whole. "
-        "The direct and notes readers read them whole. (This app's choice, for speed: docs/benchmarks.md.)",
+        description="Words of each passage the reasoning prompt shows (its title always; a cut text ends in "
+        "'...'); 0 shows them whole. The direct and notes readers read them whole. This app's choice, for speed: "
+        "prompt reading is most of IRCoT's time, and a reasoning step needs a passage's gist, which its first "
+        "sentences mostly hold (docs/benchmarks.md, 'IRCoT within 20 s').",
     )
     reader_passages: int = Field(
         3, ge=0, le=30,
         description="Collected passages the direct reader sees: the best N for the question and the reasoning "
-        "(re-ranked); 0 gives it all of them, as the paper does. The 1.5B model reads 3-5 passages better "
-        "than more (DESIGN.md); on the first 10 HotpotQA items 5 and all scored the same F1 (58.0), and 5 "
-        "keeps the reader prompt short.",
+        "(re-ranked); 0 gives it all of them, as the paper does. The 1.5B model reads a few passages better "
+        "than many (DESIGN.md); on the first 20 HotpotQA items 3 scored the F1 of 5 and read 222 fewer prompt "
+        "tokens (docs/benchmarks.md, 'IRCoT within 20 s').",
     )
     reader: Literal["cot", "direct", "notes", "context", "passages"] = Field(
         "direct",
@@ -59,13 +62,12 @@ class IRCoTSettings(BaseModel):
         "reasoning prompt itself, every collected passage in arrival order and the reasoning, asked for the "
         "answer instead of the next sentence, so llama.cpp serves everything before the reasoning from its "
         "prefix cache (this app's variant; on the first 20 HotpotQA items 20% faster but 10.7 F1 lower, as "
-        "it repeats the chain's conclusion: docs/benchmarks.md); passages: the same prompt without the "
-        "reasoning, so it reads the collected passages as the direct reader does but from the cached prefix "
-        "(this app's variant); cot: the answer is the "
-        "conclusion of the reasoning chain (finished by one more "
-        "call when the chain stopped without one). The paper offers cot and direct (Sec. 3.2); with the 1.5B "
-        "model the chain often concludes too early: over the 100 items of HotpotQA / 2Wiki / MuSiQue the "
-        "chains' own conclusions score 41.6 / 17.2 / 13.0 F1, the direct reader 62.9 / 29.6 / 17.1.",
+        "it repeats the chain's conclusion); passages: the same without the reasoning (this app's variant; "
+        "on the same items 25% faster but 24.2 F1 lower: docs/benchmarks.md); cot: the answer is the "
+        "conclusion of the reasoning chain (finished by one more call when the chain stopped without one). "
+        "The paper offers cot and direct (Sec. 3.2); with the 1.5B model the chain often concludes too early: "
+        "over the 100 items of HotpotQA / 2Wiki / MuSiQue the chains' own conclusions score 41.6 / 17.2 / "
+        "13.0 F1, the direct reader 62.9 / 29.6 / 17.1.",
     )
 
 _ANSWER_IS = re.compile(r"answer is\s*:?\s*(.*)", re.IGNORECASE | re.DOTALL)

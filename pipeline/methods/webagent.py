@@ -211,9 +211,11 @@ class _Agent:
         ended_by, invalid_in_row = "budget", 0
         while self.step < self.cfg.max_steps and self.browser is not None:
             self.ctx.check_cancelled()
+            choice = self.tab.allowed(steps_left := self.cfg.max_steps - self.step)
+            if choice.actions == ["finish"]:  # a call could only choose Finish: none is made
+                ended_by = "only_finish"
+                break
             self.step += 1
-            steps_left = self.cfg.max_steps - self.step + 1
-            choice = self.tab.allowed(steps_left)
             step_id = self.tracer.new_id("w")
             base = {"step": self.step, "allowed": choice.actions, "rules": choice.rules}
             yield self._event(ActionPayload(action="choose", **base, **self._screen()),
@@ -345,7 +347,8 @@ class _Agent:
         why = {"budget": f"the budget of {self.cfg.max_steps} actions is spent",
                "invalid": "an invalid reply (WebCPM: it counts as Finish)",
                "error": "the model call failed", "web": "the web search failed",
-               "pages": "every page found was read", "facts": f"{self.cfg.max_facts} facts were found"}[ended_by]
+               "pages": "every page found was read", "facts": f"{self.cfg.max_facts} facts were found",
+               "only_finish": "no action but Finish was left, so no model call was made"}[ended_by]
         step_id = self.tracer.new_id("w")
         yield self._event(ActionPayload(action="finish", ended_by=ended_by, message=why), f"Finish: {why}", step_id)
         self.parent = self.last_id
