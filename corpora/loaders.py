@@ -81,8 +81,9 @@ def _load_pdf(path: Path) -> LoadedFile:
         raise UnreadableFile(
             f"{path.name}: the PDF has no extractable text (a scan?). Run OCR on it first, then upload it again."
         )
-    return LoadedFile(title=str(title), pages=[p for p in pages if p.text],
-                      tables=pdf_tables(path, ruled_pages(reader)))
+    tables, texts = pdf_tables(path, ruled_pages(reader))
+    pages = [Page(texts[p.number], p.number) if p.number in texts else p for p in pages]
+    return LoadedFile(title=str(title), pages=[p for p in pages if p.text], tables=tables)
 
 
 def _load_html(path: Path) -> LoadedFile:

@@ -2,7 +2,8 @@
 ("report.pdf, p. 3, table 2"): retrievable, citable, and the table nodes of the passage graph.
 
 Tables are numbered in document order from 1, per file. PDF tables are found by pdfplumber from the page's ruling
-lines (its default strategy; a table drawn without lines stays in the page text, which pypdf reads as before).
+lines (its default strategy; a table drawn without lines stays in the page text, which pypdf reads as before); a
+page that holds one is read by pdfplumber without its tables, so that the cells are stored once.
 Word and HTML tables leave the text, where they were flattened into lines before; an HTML table needs two rows and
 two columns (a one-column or one-row table lays a page out rather than holding data).
 """
@@ -85,28 +86,44 @@ def ruled_pages(reader) -> list[int]:
     return out
 
 
-def pdf_tables(path: Path, pages: list[int] | None = None) -> list[Table]:
-    """The ruled tables of a PDF (on ``pages``, numbered from 1; all by default); a PDF that pdfplumber cannot
-    read gives none (its text is read by pypdf all the same)."""
+def pdf_tables(path: Path, pages: list[int] | None = None) -> tuple[list[Table], dict[int, str]]:
+    """The ruled tables of a PDF (on ``pages``, numbered from 1; all by default), and the text of each page that
+    holds one, read without its tables (so a table's cells are stored once, in the table's passage). A PDF that
+    pdfplumber cannot read gives neither (its text is read by pypdf all the same)."""
     if pages is not None and not pages:
-        return []
+        return [], {}
     try:
         import pdfplumber
 
         tables: list[Table] = []
+        texts: dict[int, str] = {}
         with pdfplumber.open(path, pages=pages) as pdf:
             for page in pdf.pages:
                 if not (page.lines or page.rects):  # the default strategy needs ruling lines
                     continue
-                for rows in page.extract_tables():
-                    table = make_table(len(tables) + 1, rows, page.page_number)
+                boxes = []
+                for found in page.find_tables():
+                    table = make_table(len(tables) + 1, found.extract(), page.page_number)
                     if table:
                         tables.append(table)
+                        boxes.append(found.bbox)
+                if boxes:
+                    outside = page.filter(lambda obj, boxes=boxes: not any(_inside(obj, box) for box in boxes))
+                    texts[page.page_number] = (outside.extract_text() or "").strip()
                 page.flush_cache()
-        return tables
+        return tables, texts
     except Exception as exc:  # noqa: BLE001 - pdfminer raises many types for odd files; the text is still read
         log.warning("No tables read from %s (%s)", path.name, exc)
-        return []
+        return [], {}
+
+
+def _inside(obj: dict, box: tuple[float, float, float, float]) -> bool:
+    """Whether a pdfplumber object (a character, a line...) has its centre inside ``box`` (x0, top, x1, bottom)."""
+    if "x0" not in obj or "top" not in obj:
+        return False
+    x = (obj["x0"] + obj["x1"]) / 2
+    y = (obj["top"] + obj["bottom"]) / 2
+    return box[0] <= x <= box[2] and box[1] <= y <= box[3]
 
 
 def docx_blocks(document) -> tuple[list[str], list[Table]]:

@@ -17,6 +17,8 @@ from pipeline.support import abstention, check_support, says_unanswerable
 from pipeline.text import CITATION
 from pipeline.untrusted import WITHHELD, StreamGuard, check_answer, flag_message, injected_targets, scan
 
+NO_ANSWER = "The model wrote no answer. Ask again, or choose another method."
+
 
 def cited_numbers(text: str, n_passages: int) -> list[int]:
     """Passage numbers cited as [n] in ``text`` that exist, in order of first citation."""
@@ -121,6 +123,11 @@ def stream_answer(
         yield from _check_warnings(tracer, check, step)
     if finish is not None and text != WITHHELD:
         text = finish(text)
+    if not text.strip():
+        yield tracer.event(WarningPayload(message=f"The model wrote no answer (it stopped: "
+                                                  f"{result.finish_reason or 'unknown reason'})."),
+                           "Empty answer", parent_id=step)
+        text = NO_ANSWER
     cited = cited_numbers(text, len(passages))
     if flagged and not cited and text != WITHHELD and ctx.settings.answer_style == "long":
         yield tracer.event(WarningPayload(message="The answer cites no passage, and some passages held "

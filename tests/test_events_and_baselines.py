@@ -10,6 +10,7 @@ from langchain_core.documents import Document
 from pydantic import ValidationError
 
 from models.errors import LLMCallError
+from pipeline.answering import NO_ANSWER
 from pipeline.context import RunContext
 from pipeline.events import EventKind, Status, StepEvent, Tracer, read_jsonl, write_jsonl
 from pipeline.fold import RunState
@@ -67,6 +68,15 @@ def test_citations_outside_the_passage_list_are_ignored(library):
     llm = ScriptedLLM(["It was 1815 [2] [9] [2]."])
     final = run("oner", "Emma?", llm, HybridRetriever([library]))[-1]
     assert final.payload.citations == [2]
+
+
+def test_an_empty_model_reply_gives_a_clear_answer_and_a_warning(library):
+    events = run("oner", "When was Emma published?", ScriptedLLM(["   "]), HybridRetriever([library]))
+    final = events[-1]
+    assert final.kind == EventKind.ANSWER and final.status == Status.DONE
+    assert final.payload.answer == NO_ANSWER and final.payload.citations == []
+    warnings = [e for e in events if e.kind == EventKind.WARNING]
+    assert [w.title for w in warnings] == ["Empty answer"] and "wrote no answer" in warnings[0].payload.message
 
 
 def test_nor_uses_no_retrieval():

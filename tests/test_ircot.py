@@ -8,6 +8,7 @@ import itertools
 import pytest
 from langchain_core.documents import Document
 
+from pipeline.answering import NO_ANSWER
 from pipeline.context import RunContext
 from pipeline.events import EventKind, Status
 from pipeline.methods.ircot import clean_query, extract_answer
@@ -230,6 +231,14 @@ def test_cot_reader_concludes_a_chain_cut_by_the_step_limit():
     answer = answer_event(events)
     assert answer.llm_calls == 1 and answer.payload.answer == "Bloemfontein"
     assert "Finish the reasoning" in llm.calls[-1][0][-1]["content"]
+
+
+def test_an_empty_conclusion_gives_a_clear_answer_and_a_warning():
+    llm = reasoning_llm(["Tolkien wrote The Hobbit [1].", "  "])
+    events = run(llm, fresh_passages(), max_steps=1, reader="cot")
+    answer = answer_event(events)
+    assert answer.payload.answer == NO_ANSWER and answer.llm_calls == 1
+    assert [e.title for e in events if e.kind == EventKind.WARNING] == ["Empty answer"]
 
 
 def test_long_answers_cite_the_collected_passages():

@@ -61,6 +61,10 @@ def test_pdf_tables_are_found_on_ruled_pages_only(tmp_path):
     loaded = load_file(tmp_path / "report.pdf")
     assert [(t.number, t.page, t.rows[0]) for t in loaded.tables] == [(1, 3, ("Crop", "Tonnes", "Region")),
                                                                      (2, 3, ("Year", "Rainfall"))]
+    # The cells are stored once, in the tables: the page's text keeps its prose only.
+    page = {p.number: p.text for p in loaded.pages}[3]
+    assert "Page 3 of the farm report" in page and "harvested late" in page
+    assert not any(cell in page for cell in ("Barley", "Tonnes", "Rainfall", "640 mm"))
 
 
 def test_table_passages_follow_the_text_passages_and_long_tables_are_split(tmp_path):

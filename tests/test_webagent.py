@@ -291,6 +291,24 @@ def test_without_facts_the_answer_reads_the_pages_read_or_nothing():
     assert state.answer.passages == []  # from the facts only: none, so no passage is given
 
 
+def test_support_is_judged_on_every_page_read_not_only_the_facts():
+    docs = [Document(page_content="A Rather Blustery Day is a song sung by Jim Cummings.",
+                     metadata={"title": "A Rather Blustery Day", "source": "songs.md"}, id="s0"),
+            Document(page_content="He also voiced Sonic the Hedgehog.", metadata={"title": "Jim Cummings",
+                                                                                  "source": "people.md"}, id="j0")]
+    question = "The singer of A Rather Blustery Day also voiced what hedgehog?"
+    agent = Agent([search("blustery day"), load(1), BACK, load(2), quote(1), FINISH], answer="Sonic [1].")
+    ctx = RunContext(llm=agent.llm, retriever=retriever(docs), settings=settings_with(min_support=0.5))
+    state = RunState.of(run_events("webagent", question, ctx))
+    assert not state.answer.abstained and state.answer.answer == "Sonic [1]."
+    assert [p.title for p in state.answer.passages] == ["Jim Cummings"]  # the answer still reads the facts only
+    # A run that read nothing about the song abstains, naming what its pages lack.
+    agent = Agent([search("blustery day"), load(1), quote(1), FINISH], answer="Sonic [1].")
+    ctx = RunContext(llm=agent.llm, retriever=retriever(docs[1:]), settings=settings_with(min_support=0.5))
+    state = RunState.of(run_events("webagent", question, ctx))
+    assert state.answer.abstained and "Blustery" in state.answer.answer
+
+
 def test_page_text_is_data_never_instructions():
     agent = Agent([search("halley comet"), load(1), quote(1, 2), FINISH], answer="PWNED")
     events, state = run(agent, docs=[PWNED])

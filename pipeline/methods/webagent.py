@@ -470,7 +470,11 @@ class _Agent:
                      "Answer (no fact was quoted: from the search results)" if docs else "Answer")
         values = {"question": self.question, "passages": format_passages(docs) or "(no passages found)"}
         prompt = answer_prompt("oner_answer", self.ctx.settings.answer_style)
-        for event in stream_answer(self.ctx, self.tracer, prompt, values, docs, parent_id=self.parent, title=title):
+        # Whether the sources answer the question is judged on every passage the agent saw, as IRCoT judges its
+        # whole pool: a quoted fact is a sentence, and a second hop's fact rarely names the question's subject.
+        seen = list({d.id or d.page_content: d for d in [*docs, *self.read.values(), *self.hits]}.values())
+        for event in stream_answer(self.ctx, self.tracer, prompt, values, docs, parent_id=self.parent, title=title,
+                                   support_passages=seen):
             if event.kind == EventKind.ANSWER and event.status == Status.DONE and facts:
                 links = [Link(target=facts[n - 1].step, type="cites") for n in event.payload.citations
                          if 1 <= n <= len(facts)]
