@@ -7,8 +7,8 @@ For each web agent results file and the matching baselines file (same order), on
 compared (the web agent ran on the first 50, the baselines on 100). Rows: each method's EM, F1 and support recall
 (x100), then the agent's own counts per question (actions, queries, pages loaded, facts quoted, refused
 actions), the share of runs that ended by Finish rather than the budget, abstentions, LLM calls, prompt tokens
-and their share served from the prefix cache, and median and p90 seconds. ``--skip-timing`` leaves items out of
-the seconds only (items that ran while another process shared the machine); their quality still counts.
+and their share served from the prefix cache, and median and p90 seconds. ``--skip-timing`` leaves web agent
+items out of its seconds only (items that ran while another process shared the machine); their quality counts.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def rows_for(agent_path: Path, baseline_path: Path, methods: list[str], skip_tim
                                                     and r["id"] in ids]
         if len(rows) != len(ids):
             raise SystemExit(f"{baseline_path} holds {len(rows)} of the {len(ids)} items for {method}")
-        timed = [r["cost"]["wall_s"] for r in rows if r["id"] not in skip_timing]
+        timed = [r["cost"]["wall_s"] for r in rows if method != "webagent" or r["id"] not in skip_timing]
         prompt = statistics.fmean(r["cost"]["prompt_tokens"] for r in rows)
         cached = statistics.fmean(r["cost"].get("cached_tokens", 0) for r in rows)
         counts = [f"{statistics.fmean(r['scores'][k] for r in rows):.1f}" if method == "webagent" else "-"
@@ -67,7 +67,7 @@ def main() -> None:
     parser.add_argument("--baselines", nargs="+", type=Path, required=True,
                         help="results files holding the baselines, one per agent file, in the same order")
     parser.add_argument("--methods", default="oner,ircot", help="baseline methods to show (comma-separated)")
-    parser.add_argument("--skip-timing", nargs="*", default=[], help="item ids left out of the seconds only")
+    parser.add_argument("--skip-timing", nargs="*", default=[], help="web agent item ids left out of its seconds only")
     args = parser.parse_args()
     if len(args.agent) != len(args.baselines):
         raise SystemExit("give one baselines file per web agent file")

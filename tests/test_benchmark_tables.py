@@ -1,0 +1,42 @@
+"""The web agent's benchmark table: the baselines only on the items the agent ran, its own counts, and items left
+out of its seconds only."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks.webagent_table import rows_for
+
+
+def item(i: int, method: str, f1: float, wall: float, **scores) -> dict:
+    return {"id": f"q{i}", "method": method, "scores": {"em": float(f1 == 1.0), "f1": f1, "support_recall": 0.5,
+                                                        **scores},
+            "cost": {"wall_s": wall, "llm_calls": 1, "prompt_tokens": 100, "cached_tokens": 50}}
+
+
+def write(path, items):
+    path.write_text(json.dumps({"data": "data/eval/hotpotqa.jsonl", "items": items}))
+    return path
+
+
+def test_baselines_are_read_on_the_agents_items_and_skipped_seconds_are_the_agents_only(tmp_path):
+    counts = {"actions_per_question": 10.0, "queries_per_question": 2.0, "pages_per_question": 3.0,
+              "facts_per_question": 4.0, "refused_per_question": 0.0}
+    agent = write(tmp_path / "agent.json", [item(0, "webagent", 1.0, 60.0, ended_by_finish=1.0, **counts),
+                                            item(1, "webagent", 0.0, 999.0, ended_by_finish=0.0, **counts)])
+    baselines = write(tmp_path / "base.json", [item(i, "oner", 1.0 if i == 2 else 0.5, 5.0 + i) for i in range(3)])
+    oner, webagent = rows_for(agent, baselines, ["oner"], skip_timing={"q1", "q0x"})
+    assert oner[:5] == ["hotpotqa", "oner", 2, "0.0", "50.0"]  # item q2 is not the agent's: left out
+    assert oner[-2] == "5.5 (n=2)"  # the skip list is the agent's only
+    assert webagent[:5] == ["hotpotqa", "webagent", 2, "50.0", "50.0"]
+    assert webagent[5:12] == ["50.0", "10.0", "2.0", "3.0", "4.0", "0.0", "50%"]
+    assert webagent[-3] == "50%" and webagent[-2] == "60.0 (n=1)"
+
+
+def test_a_baselines_file_missing_items_is_refused(tmp_path):
+    agent = write(tmp_path / "agent.json", [item(0, "webagent", 1.0, 60.0, ended_by_finish=1.0)])
+    baselines = write(tmp_path / "base.json", [item(5, "oner", 1.0, 5.0)])
+    with pytest.raises(SystemExit, match="holds 0 of the 1 items for oner"):
+        rows_for(agent, baselines, ["oner"], skip_timing=set())
