@@ -30,6 +30,11 @@ def cited_numbers(text: str, n_passages: int) -> list[int]:
     return seen
 
 
+def empty_answer_warning(tracer: Tracer, message: str, step: str) -> StepEvent:
+    """The warning shown under an answer step whose reply was empty; the answer then reads `NO_ANSWER`."""
+    return tracer.event(WarningPayload(message=message), "Empty answer", parent_id=step)
+
+
 def retrieve_step(
     ctx: RunContext, tracer: Tracer, query: str, *, parent_id: str | None = None, title: str | None = None,
     k: int | None = None, step_id: str | None = None,
@@ -124,9 +129,8 @@ def stream_answer(
     if finish is not None and text != WITHHELD:
         text = finish(text)
     if not text.strip():
-        yield tracer.event(WarningPayload(message=f"The model wrote no answer (it stopped: "
-                                                  f"{result.finish_reason or 'unknown reason'})."),
-                           "Empty answer", parent_id=step)
+        yield empty_answer_warning(tracer, f"The model wrote no answer (it stopped: "
+                                           f"{result.finish_reason or 'unknown reason'}).", step)
         text = NO_ANSWER
     cited = cited_numbers(text, len(passages))
     if flagged and not cited and text != WITHHELD and ctx.settings.answer_style == "long":

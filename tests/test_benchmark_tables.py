@@ -16,8 +16,9 @@ def item(i: int, method: str, f1: float, wall: float, **scores) -> dict:
             "cost": {"wall_s": wall, "llm_calls": 1, "prompt_tokens": 100, "cached_tokens": 50}}
 
 
-def write(path, items):
-    path.write_text(json.dumps({"data": "data/eval/hotpotqa.jsonl", "items": items}))
+def write(path, items, mode=None):
+    configs = {"webagent": {"settings": {"mode": mode}}} if mode else {}
+    path.write_text(json.dumps({"data": "data/eval/hotpotqa.jsonl", "items": items, "method_configs": configs}))
     return path
 
 
@@ -27,7 +28,7 @@ def test_baselines_are_read_on_the_agents_items_and_skipped_seconds_are_the_agen
     agent = write(tmp_path / "agent.json", [item(0, "webagent", 1.0, 60.0, ended_by_finish=1.0, **counts),
                                             item(1, "webagent", 0.0, 999.0, ended_by_finish=0.0, **counts)])
     baselines = write(tmp_path / "base.json", [item(i, "oner", 1.0 if i == 2 else 0.5, 5.0 + i) for i in range(3)])
-    oner, webagent = rows_for(agent, baselines, ["oner"], skip_timing={"q1", "q0x"})
+    oner, webagent = rows_for([agent], baselines, ["oner"], skip_timing={agent: {"q1", "q0x"}})
     assert oner[:5] == ["hotpotqa", "oner", 2, "0.0", "50.0"]  # item q2 is not the agent's: left out
     assert oner[-2] == "5.5 (n=2)"  # the skip list is the agent's only
     assert webagent[:5] == ["hotpotqa", "webagent", 2, "50.0", "50.0"]
@@ -39,4 +40,43 @@ def test_a_baselines_file_missing_items_is_refused(tmp_path):
     agent = write(tmp_path / "agent.json", [item(0, "webagent", 1.0, 60.0, ended_by_finish=1.0)])
     baselines = write(tmp_path / "base.json", [item(5, "oner", 1.0, 5.0)])
     with pytest.raises(SystemExit, match="holds 0 of the 1 items for oner"):
-        rows_for(agent, baselines, ["oner"], skip_timing=set())
+        rows_for([agent], baselines, ["oner"], skip_timing={})
+
+
+def test_a_pipeline_run_gets_its_own_labelled_row_and_its_own_skip_list(tmp_path):
+    agent = write(tmp_path / "agent.json", [item(0, "webagent", 1.0, 60.0, ended_by_finish=1.0),
+                                            item(1, "webagent", 0.0, 80.0, ended_by_finish=0.0)], "interactive")
+    pipeline = write(tmp_path / "pipeline.json", [item(1, "webagent", 1.0, 30.0, ended_by_finish=0.0),
+                                                  item(0, "webagent", 1.0, 20.0, ended_by_finish=0.0)], "pipeline")
+    baselines = write(tmp_path / "base.json", [item(i, "oner", 1.0, 5.0) for i in range(2)])
+    rows = rows_for([agent, pipeline], baselines, ["oner"], skip_timing={agent: {"q1"}})
+    assert [r[1] for r in rows] == ["oner", "webagent", "webagent (pipeline)"]
+    assert rows[1][-2] == "60.0 (n=1)" and rows[2][-2] == "25.0 (n=2)"  # the skip list is the agent file's only
+    assert rows[1][11] == "50%" and rows[2][11] == "-"  # Finish is an interactive action
+    assert rows[2][4] == "100.0"
+
+
+def test_agent_files_of_one_dev_file_must_hold_the_same_items(tmp_path):
+    agent = write(tmp_path / "agent.json", [item(0, "webagent", 1.0, 60.0, ended_by_finish=1.0)])
+    other = write(tmp_path / "other.json", [item(1, "webagent", 1.0, 60.0, ended_by_finish=1.0)], "pipeline")
+    baselines = write(tmp_path / "base.json", [item(i, "oner", 1.0, 5.0) for i in range(2)])
+    with pytest.raises(SystemExit, match="does not hold the same items"):
+        rows_for([agent, other], baselines, ["oner"], skip_timing={})
+
+
+def test_the_command_line_groups_files_by_dev_file_and_reads_skip_lists(tmp_path, monkeypatch, capsys):
+    from benchmarks import webagent_table
+
+    agent = write(tmp_path / "agent.json", [item(0, "webagent", 1.0, 60.0, ended_by_finish=1.0),
+                                            item(1, "webagent", 1.0, 90.0, ended_by_finish=1.0)])
+    baselines = write(tmp_path / "base.json", [item(i, "oner", 1.0, 5.0) for i in range(2)])
+    ids = tmp_path / "ids.txt"
+    ids.write_text("q1\n")
+    monkeypatch.setattr("sys.argv", ["webagent_table", str(agent), "--baselines", str(baselines), "--methods",
+                                     "oner", "--skip-timing", f"{agent}={ids}"])
+    webagent_table.main()
+    assert "60.0 (n=1)" in capsys.readouterr().out
+    monkeypatch.setattr("sys.argv", ["webagent_table", str(agent), "--baselines", str(baselines),
+                                     "--skip-timing", str(ids)])
+    with pytest.raises(SystemExit, match="expected RESULTS=IDS_FILE"):
+        webagent_table.main()

@@ -18,7 +18,7 @@ from models.errors import LLMCallError
 from models.llm import ChatResult, llm_cost
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.answering import NO_ANSWER, cited_numbers, retrieve_step, stream_answer
+from pipeline.answering import NO_ANSWER, cited_numbers, empty_answer_warning, retrieve_step, stream_answer
 from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.methods.base import MethodSpec
@@ -239,8 +239,7 @@ def _conclude(ctx: RunContext, tracer: Tracer, prompt, question: str, pool: list
         conclusion = extract_answer(result.text) or first_sentence(result.text)
     text = conclusion if ctx.settings.answer_style == "short" else " ".join(reasoning)
     if not text.strip():
-        yield tracer.event(WarningPayload(message="The model wrote no conclusion."), "Empty answer",
-                           parent_id=step)
+        yield empty_answer_warning(tracer, "The model wrote no conclusion.", step)
         text = NO_ANSWER
     payload = AnswerPayload(answer=text, short_answer=conclusion, reader="cot", reasoning=reasoning,
                             citations=cited_numbers(" ".join(reasoning), len(pool)), passages=passage_refs(pool))
