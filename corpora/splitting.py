@@ -11,7 +11,7 @@ from corpora.loaders import LoadedFile
 from corpora.tables import table_passages
 
 # About 100-200 words per passage (issue #2; DPR-style 100-word passages are the field's usual unit, and the
-# 1.5B model reads 3-5 short passages better than fewer long ones, DESIGN.md).
+# 1.5B model reads 3-5 short passages better than fewer long ones, docs/design-notes.md).
 PASSAGE_WORDS = 160
 OVERLAP_WORDS = 20
 

@@ -1,7 +1,7 @@
 """Process-wide llama.cpp set-up: the AMX work-around and quiet logging.
 
 llama-cpp-python 0.3.36 built by default uses llama.cpp's AMX "extra buffer types" on CPUs that have AMX and
-segfaults there on any real prompt (measured, DESIGN.md). ``Llama()`` does not expose the switch, so the
+segfaults there on any real prompt (measured, docs/design-notes.md). ``Llama()`` does not expose the switch, so the
 default model parameters are wrapped to turn ``use_extra_bufts`` off. It was also the fastest setting here.
 """
 

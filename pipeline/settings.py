@@ -22,7 +22,7 @@ class Settings(BaseModel):
         ge=1,
         le=20,
         description="Passages given to the model per answer. ToC uses top-5 per RAC prompt (Kim et al. 2023, "
-        "Sec. 3); the 1.5B model reads 3-5 short passages better than 7 (DESIGN.md, measured).",
+        "Sec. 3); the 1.5B model reads 3-5 short passages better than 7 (docs/design-notes.md, measured).",
     )
     answer_style: Literal["long", "short"] = Field(
         "long",

@@ -1,7 +1,7 @@
 """Verifying a clarified answer against the ambiguous question (ToC's pruning), as a replaceable component.
 
-The small models' sampled True/False is near chance (DESIGN.md, measured), so the default verifier combines
-evidence: a retrieved passage must contain the answer at all; the model's probability of "True" (from
+The small models' sampled True/False is near chance (measured: docs/design-notes.md), so the default verifier
+combines evidence: a retrieved passage must contain the answer at all; the model's probability of "True" (from
 log-probabilities, not the sampled word) is averaged with the clarified question's relevance to the ambiguous
 question (embedding cosine similarity).
 """

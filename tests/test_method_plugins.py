@@ -79,6 +79,28 @@ def test_every_consumer_reads_every_methods_events(method, embeddings):
     assert record["scores"]["f1"] > 0 and "error" not in record
 
 
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_prompt_a_method_loads_is_one_its_spec_records(method, embeddings, monkeypatch):
+    """Results record the versions of the spec's prompts, and a resumed run refuses other versions: a prompt
+    the method loads but its spec leaves out would change without either noticing."""
+    import sys
+
+    from pipeline import prompting
+
+    original, loaded = prompting.load_prompt, []
+
+    def spy(name: str):
+        loaded.append(name)
+        return original(name)
+
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("pipeline") and getattr(module, "load_prompt", None) is original:
+            monkeypatch.setattr(module, "load_prompt", spy)
+    for _ in RunService().start(RunRequest(question=AQ, method=method), context=context(method, embeddings)):
+        pass
+    assert loaded and set(loaded) <= set(METHODS[method].prompts), set(loaded) - set(METHODS[method].prompts)
+
+
 def test_a_field_that_does_not_exist_fails_loudly():
     payload = RetrievePayload(query="q")
     with pytest.raises(AttributeError):

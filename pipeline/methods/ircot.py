@@ -53,7 +53,7 @@ class IRCoTSettings(BaseModel):
         5, ge=0, le=30,
         description="Collected passages the direct reader sees: the best N for the question and the reasoning "
         "(re-ranked); 0 gives it all of them, as the paper does. The 1.5B model reads a few passages better "
-        "than many (DESIGN.md). 3 is faster but loses answers: on HotpotQA items 51-100 (with 40-word "
+        "than many (docs/design-notes.md). 3 is faster but loses answers: on HotpotQA items 51-100 (with 40-word "
         "reasoning passages) 3 scored 57.6 F1 against 64.2 for the defaults (docs/benchmarks.md).",
     )
     reader: Literal["cot", "direct", "notes", "context", "passages"] = Field(

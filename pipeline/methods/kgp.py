@@ -66,8 +66,8 @@ class KGPSettings(BaseModel):
     reader_order: Literal["relevance", "fused", "paths"] = Field(
         "relevance",
         description="Which visited passages the reader gets, as many as OneR reads (top_k: the equal budget "
-        "DESIGN.md asks for). relevance: the visited passages re-ranked for the question; paths: each seed with "
-        "the neighbour its next evidence ranked first, seeds in retrieval order (the paper's reader reads "
+        "of docs/design-notes.md). relevance: the visited passages re-ranked for the question; paths: each "
+        "seed with the neighbour its next evidence ranked first, seeds in retrieval order (the paper's reader reads "
         "(seed, neighbour) pairs); fused: both fused by rank. Measured without the model (guide: question; "
         "closed corpora, first 50 items; recall of supporting passages among the 5 read), HotpotQA / 2Wiki / "
         "MuSiQue: relevance 92.0 / 74.0 / 61.3, fused 86.0 / 74.0 / 61.7, paths 80.0 / 71.0 / 48.8; OneR's "

@@ -47,7 +47,7 @@ class ToCSettings(BaseModel):
                            "every node re-ranks. The paper retrieves 100 from Wikipedia + Bing; 20 suits the "
                            "local collections and keeps re-ranking fast on 2 cores (this app's choice).")
     passages_per_prompt: int = Field(5, ge=1, le=10, description="Top-5 re-ranked passages per RAC prompt (Sec. "
-                                     "3.1); the 1.5B model does worse past 5 short passages (DESIGN.md).")
+                                     "3.1); the 1.5B model does worse past 5 short passages (docs/design-notes.md).")
     demos: int = Field(3, ge=0, le=8, description="Nearest-neighbour demos per RAC prompt. The paper uses 5; 3 "
                        "keeps the prompt within the 2-core time budget (this app's choice).")
     max_valid_nodes: int = Field(10, ge=1, le=20, description="Stop after 10 valid nodes (Sec. 3.2).")
@@ -461,6 +461,6 @@ METHOD = MethodSpec(
     summary="Finds the readings an ambiguous question may have, verifies each against the passages and "
             "merges them into one cited answer.",
     settings=ToCSettings, structure="tree",
-    prompts=("toc_clarify", "toc_verify", "toc_answer", "oner_answer", "oner_answer_short"),
+    prompts=("toc_clarify", "toc_read_passage", "toc_verify", "toc_answer", "oner_answer", "oner_answer_short"),
     scores=clarification_scores,
 )

@@ -52,7 +52,7 @@ class WebAgentSettings(BaseModel):
         "up to N pages per query, one fact extraction per page, then the answer (WebCPM's one-shot variant, in "
         "its code, not its paper).")
     max_steps: int = Field(16, ge=4, le=100, description="Action budget. The paper allows 100; 15-20 suits a "
-                           "1.5B model on 2 cores (DESIGN.md), each action being one model call.")
+                           "1.5B model on 2 cores (docs/design-notes.md), each action being one model call.")
     results_per_window: int = Field(3, ge=1, le=5, description="Search results shown at a time (the paper: 3).")
     window_chars: int = Field(500, ge=200, le=2000, description="Characters of page text shown at a time, as "
                               "numbered sentences (the paper: 500-character windows).")
