@@ -28,6 +28,16 @@ def default_files(root: Path = RESULTS) -> list[Path]:
     return sorted(p for p in root.rglob("*.json") if "regression" not in p.relative_to(root).parts)
 
 
+def label(result: dict, method: str) -> str:
+    """The method's name, with its mode when the run used another than the default (``webagent (pipeline)``):
+    a mode is another algorithm, drawn as a point of its own."""
+    from pipeline.methods import METHODS
+
+    mode = result.get("method_configs", {}).get(method, {}).get("settings", {}).get("mode")
+    field = METHODS[method].settings.model_fields.get("mode") if method in METHODS else None
+    return f"{method} ({mode})" if mode and field is not None and mode != field.default else method
+
+
 def points(paths: list[Path]) -> dict[str, list[dict]]:
     """Per evaluation file (its stem): one point per method of each results file, with its quality, median and
     p90 seconds, items and model. A method run again with the same model on as many items is drawn from its
@@ -38,17 +48,19 @@ def points(paths: list[Path]) -> dict[str, list[dict]]:
     latest: dict[tuple, str] = {}
     for result, _ in sorted(results, key=lambda r: r[0].get("date", "")):
         for method, summary in result.get("methods", {}).items():
-            latest[(Path(result["data"]).stem, method, result["model"], summary["cost"]["n"])] = result["date"]
+            key = (Path(result["data"]).stem, label(result, method), result["model"], summary["cost"]["n"])
+            latest[key] = result["date"]
     for result, path in results:
         for method, summary in result.get("methods", {}).items():  # other benchmarks' files have none
             metric = next(((key, label) for key, label in QUALITY if key in summary["metrics"]), None)
             if metric is None:
                 continue
             cost = summary["cost"]
-            if latest[(Path(result["data"]).stem, method, result["model"], cost["n"])] != result["date"]:
+            name = label(result, method)
+            if latest[(Path(result["data"]).stem, name, result["model"], cost["n"])] != result["date"]:
                 continue
             out[Path(result["data"]).stem].append({
-                "method": method, "model": result["model"], "n": cost["n"], "metric": metric[1],
+                "method": method, "label": name, "model": result["model"], "n": cost["n"], "metric": metric[1],
                 "quality": summary["metrics"][metric[0]], "median_s": cost["wall_s_median"],
                 "p90_s": cost["wall_s_p90"], "file": str(path)})
     return dict(out)
@@ -88,7 +100,7 @@ def plot(name: str, rows: list[dict], out: Path) -> Path:
 
 
 def _label(fig, ax, rows: list[dict]) -> None:
-    """Names each point "method (model, n=items)" beside it, on the first side where it stays inside the chart
+    """Names each point "method (model, n=items)" (the method with its mode, if not the default) beside it, on the first side where it stays inside the chart
     and overlaps no other label."""
     renderer = fig.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
@@ -98,7 +110,7 @@ def _label(fig, ax, rows: list[dict]) -> None:
     for row in sorted(rows, key=lambda r: (-r["quality"], r["median_s"])):
         colour = COLOURS.get(row["model"], "#4b5563")
         for offset, ha, va in sides:
-            text = ax.annotate(f"{row['method']} ({row['model']}, n={row['n']})", (row["median_s"], row["quality"]),
+            text = ax.annotate(f"{row['label']} ({row['model']}, n={row['n']})", (row["median_s"], row["quality"]),
                                xytext=offset, textcoords="offset points", fontsize=7.5, color=colour, ha=ha, va=va)
             box = text.get_window_extent(renderer)
             inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1

@@ -223,6 +223,23 @@ def test_plots_draw_a_rerun_method_from_its_latest_run_only(tmp_path):
     assert drawn == {("oner", str(new)), ("ircot", str(old))}
 
 
+def test_plots_draw_a_run_in_another_mode_as_a_point_of_its_own(tmp_path):
+    from benchmarks.plots import points
+
+    def results(name, date, mode):
+        summary = {"metrics": {"f1": 50.0}, "cost": {"n": 50, "wall_s_median": 2.0, "wall_s_p90": 3.0}}
+        path = tmp_path / name
+        path.write_text(json.dumps({"data": "data/eval/hotpotqa.jsonl", "model": "default", "date": date,
+                                    "methods": {"webagent": summary},
+                                    "method_configs": {"webagent": {"settings": {"mode": mode}}}}))
+        return path
+
+    interactive = results("interactive.json", "2026-11-23 10:00", "interactive")
+    pipeline = results("pipeline.json", "2026-11-24 10:00", "pipeline")  # later, yet not a re-run of the other
+    drawn = {(row["label"], row["file"]) for row in points([interactive, pipeline])["hotpotqa"]}
+    assert drawn == {("webagent", str(interactive)), ("webagent (pipeline)", str(pipeline))}
+
+
 def test_auto_is_compared_with_each_single_method_on_the_same_items(tmp_path, monkeypatch, capsys):
     from benchmarks import auto_vs_single
 
