@@ -4,7 +4,9 @@ evaluation file, every method of every results file a point (the charts in docs/
     python -m benchmarks.plots [RESULTS.json ...] [--out docs/plots]
 
 Without files, every results file under docs/results/ except the code-regression checks (docs/results/regression:
-same items re-run to compare two versions of the code, with timings taken on a busy machine). Quality is F1 for
+same items re-run to compare two versions of the code, with timings taken on a busy machine). Each method is drawn
+at its current defaults: a run recorded with other settings (a variant measured in a table of its own) is left
+out, except another mode of a method (``webagent (pipeline)``), drawn as a point of its own. Quality is F1 for
 the short-answer files (HotpotQA, 2WikiMultihopQA, MuSiQue) and the geometric mean of STR-EM and ROUGE-L for
 ASQA's long answers; time is the median wall-clock seconds per question (log scale), with a line to the p90.
 Writes one SVG per evaluation file and prints the Markdown that shows them (paths relative to docs/).
@@ -28,14 +30,21 @@ def default_files(root: Path = RESULTS) -> list[Path]:
     return sorted(p for p in root.rglob("*.json") if "regression" not in p.relative_to(root).parts)
 
 
-def label(result: dict, method: str) -> str:
-    """The method's name, with its mode when the run used another than the default (``webagent (pipeline)``):
-    a mode is another algorithm, drawn as a point of its own."""
+def label(result: dict, method: str) -> str | None:
+    """The method's name, with its mode when the run used another than the default (``webagent (pipeline)``: a
+    mode is another algorithm, drawn as a point of its own); None for a run whose other settings differ from the
+    method's defaults (a variant measured in a table of its own, such as IRCoT with 40-word passages)."""
     from pipeline.methods import METHODS
 
-    mode = result.get("method_configs", {}).get(method, {}).get("settings", {}).get("mode")
-    field = METHODS[method].settings.model_fields.get("mode") if method in METHODS else None
-    return f"{method} ({mode})" if mode and field is not None and mode != field.default else method
+    settings = result.get("method_configs", {}).get(method, {}).get("settings")
+    if method not in METHODS or not settings:
+        return method  # a results file from before settings were recorded
+    defaults = METHODS[method].settings().model_dump()
+    changed = {k: v for k, v in settings.items() if k in defaults and defaults[k] != v}
+    mode = changed.pop("mode", None)
+    if changed:
+        return None
+    return f"{method} ({mode})" if mode else method
 
 
 def points(paths: list[Path]) -> dict[str, list[dict]]:
@@ -48,6 +57,8 @@ def points(paths: list[Path]) -> dict[str, list[dict]]:
     latest: dict[tuple, str] = {}
     for result, _ in sorted(results, key=lambda r: r[0].get("date", "")):
         for method, summary in result.get("methods", {}).items():
+            if label(result, method) is None:
+                continue
             key = (Path(result["data"]).stem, label(result, method), result["model"], summary["cost"]["n"])
             latest[key] = result["date"]
     for result, path in results:
@@ -57,7 +68,7 @@ def points(paths: list[Path]) -> dict[str, list[dict]]:
                 continue
             cost = summary["cost"]
             name = label(result, method)
-            if latest[(Path(result["data"]).stem, name, result["model"], cost["n"])] != result["date"]:
+            if name is None or latest[(Path(result["data"]).stem, name, result["model"], cost["n"])] != result["date"]:
                 continue
             out[Path(result["data"]).stem].append({
                 "method": method, "label": name, "model": result["model"], "n": cost["n"], "metric": metric[1],

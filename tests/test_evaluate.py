@@ -236,7 +236,11 @@ def test_plots_draw_a_run_in_another_mode_as_a_point_of_its_own(tmp_path):
 
     interactive = results("interactive.json", "2026-11-23 10:00", "interactive")
     pipeline = results("pipeline.json", "2026-11-24 10:00", "pipeline")  # later, yet not a re-run of the other
-    drawn = {(row["label"], row["file"]) for row in points([interactive, pipeline])["hotpotqa"]}
+    variant = results("variant.json", "2026-11-25 10:00", "interactive")  # later still, but not at the defaults
+    data = json.loads(variant.read_text())
+    data["method_configs"]["webagent"]["settings"]["max_steps"] = 99
+    variant.write_text(json.dumps(data))
+    drawn = {(row["label"], row["file"]) for row in points([interactive, pipeline, variant])["hotpotqa"]}
     assert drawn == {("webagent", str(interactive)), ("webagent (pipeline)", str(pipeline))}
 
 
