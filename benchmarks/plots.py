@@ -30,7 +30,7 @@ def default_files(root: Path = RESULTS) -> list[Path]:
     return sorted(p for p in root.rglob("*.json") if "regression" not in p.relative_to(root).parts)
 
 
-def label(result: dict, method: str) -> str | None:
+def point_label(result: dict, method: str) -> str | None:
     """The method's name, with its mode when the run used another than the default (``webagent (pipeline)``: a
     mode is another algorithm, drawn as a point of its own); None for a run whose other settings differ from the
     method's defaults (a variant measured in a table of its own, such as IRCoT with 40-word passages)."""
@@ -55,19 +55,20 @@ def points(paths: list[Path]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = defaultdict(list)
     results = [(json.loads(Path(path).read_text()), path) for path in paths]
     latest: dict[tuple, str] = {}
+    labels = {(id(result), method): point_label(result, method)
+              for result, _ in results for method in result.get("methods", {})}
     for result, _ in sorted(results, key=lambda r: r[0].get("date", "")):
         for method, summary in result.get("methods", {}).items():
-            if label(result, method) is None:
-                continue
-            key = (Path(result["data"]).stem, label(result, method), result["model"], summary["cost"]["n"])
-            latest[key] = result["date"]
+            if labels[id(result), method] is not None:
+                key = (Path(result["data"]).stem, labels[id(result), method], result["model"], summary["cost"]["n"])
+                latest[key] = result["date"]
     for result, path in results:
         for method, summary in result.get("methods", {}).items():  # other benchmarks' files have none
             metric = next(((key, label) for key, label in QUALITY if key in summary["metrics"]), None)
             if metric is None:
                 continue
             cost = summary["cost"]
-            name = label(result, method)
+            name = labels[id(result), method]
             if name is None or latest[(Path(result["data"]).stem, name, result["model"], cost["n"])] != result["date"]:
                 continue
             out[Path(result["data"]).stem].append({
@@ -111,8 +112,8 @@ def plot(name: str, rows: list[dict], out: Path) -> Path:
 
 
 def _label(fig, ax, rows: list[dict]) -> None:
-    """Names each point "method (model, n=items)" (the method with its mode, if not the default) beside it, on the first side where it stays inside the chart
-    and overlaps no other label."""
+    """Names each point "method (model, n=items)" (with the method's mode, if not the default) beside it, on the
+    first side where it stays inside the chart and overlaps no other label."""
     renderer = fig.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
     placed = []
