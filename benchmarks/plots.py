@@ -30,6 +30,15 @@ def default_files(root: Path = RESULTS) -> list[Path]:
     return sorted(p for p in root.rglob("*.json") if "regression" not in p.relative_to(root).parts)
 
 
+def mode_label(result: dict, method: str) -> str:
+    """The method's name, with its mode when the run recorded another than the default (``webagent (pipeline)``)."""
+    from pipeline.methods import METHODS
+
+    mode = result.get("method_configs", {}).get(method, {}).get("settings", {}).get("mode")
+    field = METHODS[method].settings.model_fields.get("mode") if method in METHODS else None
+    return f"{method} ({mode})" if mode and field is not None and mode != field.default else method
+
+
 def point_label(result: dict, method: str) -> str | None:
     """The method's name, with its mode when the run used another than the default (``webagent (pipeline)``: a
     mode is another algorithm, drawn as a point of its own); None for a run whose other settings differ from the
@@ -40,11 +49,8 @@ def point_label(result: dict, method: str) -> str | None:
     if method not in METHODS or not settings:
         return method  # a results file from before settings were recorded
     defaults = METHODS[method].settings().model_dump()
-    changed = {k: v for k, v in settings.items() if k in defaults and defaults[k] != v}
-    mode = changed.pop("mode", None)
-    if changed:
-        return None
-    return f"{method} ({mode})" if mode else method
+    changed = {k for k, v in settings.items() if k in defaults and defaults[k] != v and k != "mode"}
+    return None if changed else mode_label(result, method)
 
 
 def points(paths: list[Path]) -> dict[str, list[dict]]:

@@ -21,6 +21,7 @@ import json
 import statistics
 from pathlib import Path
 
+from benchmarks.plots import mode_label
 from pipeline.reporting import percentile, table
 
 AGENT_COUNTS = [("actions_per_question", "actions"), ("queries_per_question", "queries"),
@@ -43,18 +44,12 @@ def _mean(rows: list[dict], key: str) -> float:
     return statistics.fmean(r["scores"][key] for r in rows)
 
 
-def agent_label(data: dict) -> str:
-    """``webagent``, or ``webagent (pipeline)`` for a run of WebCPM's one-shot variant."""
-    mode = data.get("method_configs", {}).get("webagent", {}).get("settings", {}).get("mode", "interactive")
-    return "webagent" if mode == "interactive" else f"webagent ({mode})"
-
-
 def rows_for(agent_paths: list[Path], baseline_path: Path, methods: list[str],
              skip_timing: dict[Path, set[str]]) -> list[list]:
     """The table rows of one dev file: the baselines, then each web agent run, on the items the agents ran."""
     agents = [(path, _load(path)) for path in agent_paths]
     name = _stem(agents[0][1])
-    runs = [(path, agent_label(data), [r for r in data["items"] if r["method"] == "webagent"])
+    runs = [(path, mode_label(data, "webagent"), [r for r in data["items"] if r["method"] == "webagent"])
             for path, data in agents]
     ids = {r["id"] for r in runs[0][2]}
     for path, _, rows in runs[1:]:
