@@ -1,10 +1,13 @@
 """Before and after: two results files of ``pipeline.evaluate`` compared on the items both hold.
 
     python -m benchmarks.compare_results BEFORE.json AFTER.json [--method toc] [--after-method auto]
+    python -m benchmarks.compare_results B1.json,B2.json A1.json,A2.json --method ircot   # pooled: B1 with A1...
 
 For each method (or the named pair), on the items both files scored: how many predictions are identical, the
-mean scores (x100) before and after, and the cost: median and p90 seconds per question, mean LLM calls, prompt
-tokens, and prompt tokens served from the prefix cache (where the file recorded them). Prints Markdown.
+mean scores (x100) before and after with the paired change (how many items scored better and worse, and a 95%
+paired-bootstrap interval of the mean change: an interval that holds 0 is a change within the items' noise),
+and the cost: median and p90 seconds per question, mean LLM calls, prompt tokens, and prompt tokens served from
+the prefix cache (where the file recorded them). Prints Markdown.
 """
 
 from __future__ import annotations
@@ -35,18 +38,35 @@ COSTS = [
 ]
 
 
-def records(path: Path, method: str) -> dict[str, dict]:
-    data = json.loads(Path(path).read_text())
-    return {r["id"]: r for r in data["items"] if r["method"] == method}
+def paired_change(before: list[float], after: list[float], resamples: int = 10_000,
+                  seed: int = 0) -> tuple[float, float, float]:
+    """The mean of after minus before, and the 2.5th and 97.5th percentiles of that mean over items resampled
+    with replacement (a fixed seed, so a table is reproducible)."""
+    change = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
+    draws = np.random.default_rng(seed).integers(0, len(change), size=(resamples, len(change)))
+    means = change[draws].mean(axis=1)
+    return float(change.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def records(paths: str, method: str) -> dict[tuple[int, str], dict]:
+    """The method's items of one results file, or of several (comma-separated) pooled, keyed by the file's
+    position in the list and the item's id: the n-th BEFORE file is paired with the n-th AFTER file."""
+    pooled = {}
+    for position, path in enumerate(paths.split(",")):
+        data = json.loads(Path(path).read_text())
+        pooled.update({(position, r["id"]): r for r in data["items"] if r["method"] == method})
+    return pooled
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("before", type=Path)
-    parser.add_argument("after", type=Path)
+    parser.add_argument("before", help="a results file, or several separated by commas (pooled)")
+    parser.add_argument("after", help="as many files as BEFORE, in the same order")
     parser.add_argument("--method", required=True, help="the method in BEFORE")
     parser.add_argument("--after-method", default=None, help="the method in AFTER (default: the same)")
     args = parser.parse_args()
+    if len(args.before.split(",")) != len(args.after.split(",")):
+        parser.error("give as many AFTER files as BEFORE files")
     before = records(args.before, args.method)
     after = records(args.after, args.after_method or args.method)
     if args.after_method == "auto":  # compare only the items Auto sent to the method of BEFORE
@@ -58,19 +78,29 @@ def main() -> None:
     names = sorted({k for i in shared for k in before[i]["scores"]} & {k for i in shared for k in after[i]["scores"]})
     rows = []
     for name in names:
-        b = [before[i]["scores"][name] for i in shared if name in before[i]["scores"]]
-        a = [after[i]["scores"][name] for i in shared if name in after[i]["scores"]]
-        rows.append([name, len(b), f"{100 * statistics.fmean(b):.1f}", f"{100 * statistics.fmean(a):.1f}"])
+        scored = [i for i in shared if name in before[i]["scores"] and name in after[i]["scores"]]
+        b = [before[i]["scores"][name] for i in scored]
+        a = [after[i]["scores"][name] for i in scored]
+        mean, low, high = paired_change(b, a)
+        better = sum(y > x for x, y in zip(b, a))
+        worse = sum(y < x for x, y in zip(b, a))
+        rows.append([name, len(scored), f"{100 * statistics.fmean(b):.1f}", f"{100 * statistics.fmean(a):.1f}",
+                     f"{100 * mean:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]", f"{better} / {worse}"])
     for label, key, summary in COSTS:
         b = [before[i]["cost"].get(key) for i in shared]
         a = [after[i]["cost"].get(key) for i in shared]
-        rows.append([label, len(shared), summary(b), summary(a)])
+        rows.append([label, len(shared), summary(b), summary(a), "", ""])
     print(f"{len(shared)} items in both; identical predictions: {same} of {len(shared)}\n")
-    print(table(["score", "n", f"before ({args.before.name})", f"after ({args.after.name})"], rows))
+    print(table(["score", "n", f"before ({_names(args.before)})", f"after ({_names(args.after)})",
+                 "change [95% interval]", "items better / worse"], rows))
     changed = [i for i in shared if before[i]["prediction"] != after[i]["prediction"]]
     for item in changed:
         print(f"\n- {before[item]['question']}\n  before: {before[item]['prediction'][:200]!r}\n"
               f"  after:  {after[item]['prediction'][:200]!r}")
+
+
+def _names(paths: str) -> str:
+    return ", ".join(Path(path).name for path in paths.split(","))
 
 
 if __name__ == "__main__":

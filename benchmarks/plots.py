@@ -3,8 +3,10 @@ evaluation file, every method of every results file a point (the charts in docs/
 
     python -m benchmarks.plots [RESULTS.json ...] [--out docs/plots]
 
-Without files, every results file under docs/results/ except the code-regression checks (docs/results/regression:
-same items re-run to compare two versions of the code, with timings taken on a busy machine). Each method is drawn
+Without files, every results file under docs/results/ except the checks: the code-regression checks
+(docs/results/regression: same items re-run to compare two versions of the code, with timings taken on a busy
+machine) and runs kept to compare machines or a model-layer setting on the same items (any ``checks`` folder,
+such as docs/results/ircot/checks: the prompt-state cache off, the defaults re-run on a faster machine). Each method is drawn
 at its current defaults: a run recorded with other settings (a variant measured in a table of its own) is left
 out, except another mode of a method (``webagent (pipeline)``), drawn as a point of its own. Quality is F1 for
 the short-answer files (HotpotQA, 2WikiMultihopQA, MuSiQue) and the geometric mean of STR-EM and ROUGE-L for
@@ -26,8 +28,8 @@ COLOURS = {"default": "#1d4ed8", "fast": "#c2410c"}
 
 
 def default_files(root: Path = RESULTS) -> list[Path]:
-    """Every results file under ``root`` except the code-regression checks."""
-    return sorted(p for p in root.rglob("*.json") if "regression" not in p.relative_to(root).parts)
+    """Every results file under ``root`` except the checks (folders named ``regression`` or ``checks``)."""
+    return sorted(p for p in root.rglob("*.json") if not {"regression", "checks"} & set(p.relative_to(root).parts))
 
 
 def mode_label(result: dict, method: str) -> str:

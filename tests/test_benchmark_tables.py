@@ -80,3 +80,55 @@ def test_the_command_line_groups_files_by_dev_file_and_reads_skip_lists(tmp_path
                                      "--skip-timing", str(ids)])
     with pytest.raises(SystemExit, match="expected RESULTS=IDS_FILE"):
         webagent_table.main()
+
+
+def test_compare_results_gives_the_paired_change_with_an_interval_and_counts(tmp_path, capsys, monkeypatch):
+    from benchmarks import compare_results
+
+    def answered(i, f1, wall, prediction):
+        return {**item(i, "ircot", f1, wall), "question": f"question {i}?", "prediction": prediction}
+
+    before = write(tmp_path / "before.json", [answered(i, 0.5, 20.0, "old") for i in range(20)])
+    after = write(tmp_path / "after.json", [answered(i, 1.0 if i < 2 else 0.5, 10.0, "new" if i < 2 else "old")
+                                            for i in range(20)]
+                  + [answered(99, 1.0, 1.0, "new")])  # not in BEFORE: left out
+    monkeypatch.setattr("sys.argv", ["compare_results", str(before), str(after), "--method", "ircot"])
+    compare_results.main()
+    out = capsys.readouterr().out
+    assert out.startswith("20 items in both; identical predictions: 18 of 20")
+    f1 = next(line for line in out.splitlines() if line.startswith("| f1 "))
+    cells = [c.strip() for c in f1.strip("|").split("|")]
+    assert cells[1:4] == ["20", "50.0", "55.0"]
+    low, high = (float(x) for x in cells[4].split("[")[1].rstrip("]").split(","))
+    assert cells[4].startswith("+5.0") and low == 0.0 and 5.0 < high <= 15.0  # 2 of 20 items gained 0.5, none lost
+    assert cells[5] == "2 / 0"
+    assert "| median s per question | 20 | 20.0 | 10.0 |" in out
+    assert "- question 1?\n  before: 'old'\n  after:  'new'" in out
+
+
+def test_paired_change_holds_zero_when_gains_and_losses_balance():
+    from benchmarks.compare_results import paired_change
+
+    mean, low, high = paired_change([0.0, 1.0] * 10, [1.0, 0.0] * 10)
+    assert mean == 0.0 and low < 0.0 < high
+    assert paired_change([0.5] * 5, [0.5] * 5) == (0.0, 0.0, 0.0)
+
+
+def test_compare_results_pools_several_files_pairing_them_in_order(tmp_path, capsys, monkeypatch):
+    from benchmarks import compare_results
+
+    def answered(i, f1):
+        return {**item(i, "ircot", f1, 10.0), "question": f"q{i}?", "prediction": str(f1)}
+
+    # the same ids in two dev files are two items, each paired with its own file's
+    b1, b2 = write(tmp_path / "b1.json", [answered(0, 0.0)]), write(tmp_path / "b2.json", [answered(0, 1.0)])
+    a1, a2 = write(tmp_path / "a1.json", [answered(0, 1.0)]), write(tmp_path / "a2.json", [answered(0, 1.0)])
+    monkeypatch.setattr("sys.argv", ["compare_results", f"{b1},{b2}", f"{a1},{a2}", "--method", "ircot"])
+    compare_results.main()
+    out = capsys.readouterr().out
+    assert out.startswith("2 items in both; identical predictions: 1 of 2")
+    assert "| f1 | 2 | 50.0 | 100.0 | +50.0" in out
+    monkeypatch.setattr("sys.argv", ["compare_results", f"{b1},{b2}", str(a1), "--method", "ircot"])
+    with pytest.raises(SystemExit):
+        compare_results.main()
+    assert "as many AFTER files as BEFORE files" in capsys.readouterr().err

@@ -286,3 +286,14 @@ def test_ircot_chains_scores_each_slice_and_the_chains_own_conclusions(tmp_path,
     # item 1: the reader was wrong but the chain had concluded right; items 2-3: one chain without a conclusion
     assert "| x | 1-1 | 1 | 0.0 | 0.0 | 50.0 | 0.0 | 0.0 | 50.0 | 100.0 | 1 | 1 | 0 | 10.0 |" in out
     assert "| x | 2-3 | 2 | 0.0 | 0.0 | 50.0 | 100.0 | 100.0 | 50.0 | 0.0 | 1 | 0 | 2 | 25.0 |" in out
+
+
+def test_plots_leave_out_regression_and_checks_folders(tmp_path):
+    from benchmarks.plots import default_files
+
+    for path in ["ircot/hotpotqa-100.json", "regression/asqa.json", "ircot/checks/hotpotqa-nocache.json",
+                 "asqa-default.json"]:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("{}")
+    assert [p.relative_to(tmp_path).as_posix() for p in default_files(tmp_path)] == [
+        "asqa-default.json", "ircot/hotpotqa-100.json"]

@@ -44,10 +44,11 @@ class IRCoTSettings(BaseModel):
     reasoning_words: int = Field(
         0, ge=0, le=1000,
         description="Words of each passage the reasoning prompt shows (its title always; a cut text ends in "
-        "'...'); 0 shows them whole. The direct and notes readers read them whole. This app's option, for speed: "
-        "40 words cut IRCoT's median by a third on HotpotQA, but the F1 effect is not settled (+5.8 on the "
-        "first 20 items, -5.6 on items 51-100: docs/benchmarks.md, 'IRCoT within 20 s'), so it is off by "
-        "default.",
+        "'...'); 0 shows them whole, as the paper does. The direct and notes readers read them whole. This "
+        "app's option, for speed: 40 words cut IRCoT's median by about a quarter (14.5 to 10.5 s, one machine) "
+        "but over all 300 multi-hop dev items lost F1 (-2.2 / +1.4 / -3.2 on HotpotQA / 2Wiki / MuSiQue, -1.3 "
+        "pooled; MuSiQue's loss is beyond the items' noise: docs/benchmarks.md, 'IRCoT within 20 s'), so it is "
+        "off by default.",
     )
     reader_passages: int = Field(
         5, ge=0, le=30,
