@@ -73,8 +73,12 @@ class RunState:
 
     @property
     def answer_text(self) -> str:
-        """The final answer, or the text streamed so far."""
-        return self.answer.answer if self.answer else self.streamed
+        """The final answer, or the text streamed so far while the run goes on. A run that ended without one
+        (stopped or failed while writing) has none: its streamed words are not an answer (the view still shows
+        them as they came)."""
+        if self.answer:
+            return self.answer.answer
+        return "" if self.closed or self.stopped() else self.streamed
 
     def cited_passages(self) -> list[PassageRef]:
         answer = self.answer

@@ -131,6 +131,10 @@ def test_stop_ends_the_run_between_tokens(library):
     assert seen[-1].kind == EventKind.WARNING and seen[-1].title == "Stopped"
     assert sum(e.kind == EventKind.ANSWER_TOKEN for e in seen) == 1
     assert not any(e.kind == EventKind.ANSWER and e.status == Status.DONE for e in seen)
+    writing = RunState.of(seen[:-1])
+    assert writing.answer_text == writing.streamed == "one "  # while the run goes on, the words so far
+    stopped = RunState.of(seen)
+    assert stopped.streamed == "one " and stopped.answer_text == ""  # a stopped run's words are not an answer
 
 
 def test_events_round_trip_through_jsonl(tmp_path, library):
