@@ -53,7 +53,10 @@ def records(paths: str, method: str) -> dict[tuple[int, str], dict]:
     position in the list and the item's id: the n-th BEFORE file is paired with the n-th AFTER file."""
     pooled = {}
     for position, path in enumerate(paths.split(",")):
-        data = json.loads(Path(path).read_text())
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as error:
+            raise SystemExit(f"cannot read the results file {path}: {error}") from None
         pooled.update({(position, r["id"]): r for r in data["items"] if r["method"] == method})
     return pooled
 

@@ -132,3 +132,12 @@ def test_compare_results_pools_several_files_pairing_them_in_order(tmp_path, cap
     with pytest.raises(SystemExit):
         compare_results.main()
     assert "as many AFTER files as BEFORE files" in capsys.readouterr().err
+
+
+def test_compare_results_names_a_file_it_cannot_read(tmp_path, monkeypatch):
+    from benchmarks import compare_results
+
+    monkeypatch.setattr("sys.argv", ["compare_results", str(tmp_path / "missing.json"), str(tmp_path / "b.json"),
+                                     "--method", "ircot"])
+    with pytest.raises(SystemExit, match="cannot read the results file .*missing.json"):
+        compare_results.main()
