@@ -6,7 +6,8 @@ evaluation file, every method of every results file a point (the charts in docs/
 Without files, every results file under docs/results/ except the checks: the code-regression checks
 (docs/results/regression: same items re-run to compare two versions of the code, with timings taken on a busy
 machine) and runs kept to compare machines or a model-layer setting on the same items (any ``checks`` folder,
-such as docs/results/ircot/checks: the prompt-state cache off, the defaults re-run on a faster machine). Each
+such as docs/results/ircot/checks: the prompt-state cache off, the defaults re-run on a faster machine; or
+docs/results/toc/checks: ToC on control questions made from ASQA's). Each
 method is drawn at its current defaults: a run recorded with other settings (a variant measured in a table of its own) is left
 out, except another mode of a method (``webagent (pipeline)``), drawn as a point of its own. Quality is F1 for
 the short-answer files (HotpotQA, 2WikiMultihopQA, MuSiQue) and the geometric mean of STR-EM and ROUGE-L for

@@ -96,6 +96,9 @@ class CancellableModel(ChatModel):
         finally:
             items.close()
 
+    def backend_settings(self) -> dict:
+        return self.model.backend_settings()
+
     def __getattr__(self, name: str):  # count_tokens, render_prompt and other backend extras
         return getattr(self.model, name)
 

@@ -49,6 +49,9 @@ class LangChainChatBackend(ChatModel):
         # the first that works is kept; None: the reply is generated freely and validated by the caller.
         self._schema_forms: list[str | None] = ["json_schema", "json_object", None] if self._openai_style else [None]
 
+    def backend_settings(self) -> dict[str, Any]:
+        return {"backend": self.name}
+
     def _configured(self, options: GenerationOptions) -> BaseChatModel:
         fields = type(self.model).model_fields
         update: dict[str, Any] = {}

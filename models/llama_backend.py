@@ -68,14 +68,15 @@ class LlamaCppChatModel(ChatModel):
 
         self.name = name or Path(model_path).name
         self.model_path = Path(model_path)
-        configure_llama_cpp(extra_buffer_types)
+        self._extra_buffer_types = not configure_llama_cpp(extra_buffer_types)
+        self._n_threads = n_threads or os.cpu_count() or 1
         clock = time.perf_counter()
         try:
             self._llama = llama_cpp.Llama(
                 model_path=str(model_path),
                 n_ctx=n_ctx,
                 # llama-cpp-python's default is half the cores: one thread on a 2-core laptop halves generation.
-                n_threads=n_threads or os.cpu_count() or 1,
+                n_threads=self._n_threads,
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
@@ -87,6 +88,7 @@ class LlamaCppChatModel(ChatModel):
         self._format = self._chat_formatter()
         if prompt_cache_mb is None:
             prompt_cache_mb = int(os.environ.get("RQA_PROMPT_CACHE_MB", DEFAULT_PROMPT_CACHE_MB))
+        self._prompt_cache_mb = prompt_cache_mb
         self._states = PromptStateCache(self._llama, prompt_cache_mb * 2**20) if prompt_cache_mb > 0 else None
         # The running call's Stop switch, read by llama.cpp between graph nodes. A list, not an attribute, so the
         # callback does not keep this object alive (the runtime frees an evicted model by dropping it).
@@ -94,6 +96,13 @@ class LlamaCppChatModel(ChatModel):
         abort = self._abort
         self._abort_callback = llama_cpp.ggml_abort_callback(lambda _data: bool(abort[0] and abort[0].is_set()))
         llama_cpp.llama_set_abort_callback(self._llama._ctx.ctx, self._abort_callback, None)
+
+    def backend_settings(self) -> dict:
+        import llama_cpp
+
+        return {"backend": "llama.cpp in-process", "llama_cpp_python": llama_cpp.__version__,
+                "threads": self._n_threads, "context_tokens": self._llama.n_ctx(),
+                "prompt_cache_mb": self._prompt_cache_mb, "extra_buffer_types": self._extra_buffer_types}
 
     def _chat_formatter(self):
         from llama_cpp import llama_chat_format

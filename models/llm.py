@@ -118,6 +118,11 @@ class ChatModel(ABC):
     def close(self) -> None:
         """Release the model's resources."""
 
+    def backend_settings(self) -> dict[str, Any]:
+        """How this model is run, as a results file records it: the settings that change speed (and, through
+        llama.cpp's prefix reuse, the last digits of logits) but are not method settings."""
+        return {"backend": type(self).__name__}
+
 
 class Stopwatch:
     """Elapsed wall time since creation."""

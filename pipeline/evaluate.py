@@ -95,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             collection = closed_corpus(runtime.store, load_items(args.data), config.data_sha256, bar)
             bar.close()
         llm = runtime.llm()
+        results.use_backend(llm.backend_settings())
         reranker = RankFusionReranker(runtime.embeddings)
         service = RunService(router=Router(runtime.embeddings) if AUTO in methods else None)
     except (ValueError, OSError, ModelError, CollectionError) as exc:

@@ -141,3 +141,66 @@ def test_compare_results_names_a_file_it_cannot_read(tmp_path, monkeypatch):
                                      "--method", "ircot"])
     with pytest.raises(SystemExit, match="cannot read the results file .*missing.json"):
         compare_results.main()
+
+
+def test_toc_readings_counts_proposed_and_verified_readings_per_item(tmp_path, capsys, monkeypatch):
+    from benchmarks import toc_readings
+
+    def node(state, prune_kind="", depth=1):
+        return {"question": "q", "answer": "a", "depth": depth, "state": state, "prune_kind": prune_kind}
+
+    trees = [
+        [node("kept"), node("kept"), node("pruned", "duplicate")],  # 2 proposed, 2 kept
+        [node("kept"), node("pruned", "verification"), node("restored"), node("kept", depth=2)],  # 3 proposed, 1 kept
+        [node("pruned", "no-short-answer")],  # a description is no reading
+    ]
+    results = write(tmp_path / "toc.json", [{**item(i, "toc", 0.0, 1.0), "tree": t} for i, t in enumerate(trees)]
+                    + [item(0, "oner", 0.0, 1.0)])
+    monkeypatch.setattr("sys.argv", ["toc_readings", str(results)])
+    toc_readings.main()
+    out = capsys.readouterr().out
+    assert "| proposed | 3 | 1 | 0 | 1 | 1 | 67% |" in out
+    assert "| kept by verification | 3 | 1 | 1 | 1 | 0 | 33% |" in out
+    other = write(tmp_path / "other.json", [item(1, "toc", 0.0, 1.0)])
+    monkeypatch.setattr("sys.argv", ["toc_readings", str(results), "--items-of", str(other)])
+    toc_readings.main()
+    assert "| proposed | 1 | 0 | 0 | 0 | 1 | 100% |" in capsys.readouterr().out
+    monkeypatch.setattr("sys.argv", ["toc_readings", str(write(tmp_path / "oner.json", [item(0, "oner", 0, 1)]))])
+    with pytest.raises(SystemExit, match="no ToC items"):
+        toc_readings.main()
+
+
+def test_routing_probe_trains_only_on_the_tuning_split_and_labelled_questions_and_lets_cues_decide_first():
+    from benchmarks.routing_probe import training_questions, with_cues
+
+    tuning = [("ASQA dev 50-99", ["who sang it"], "toc"), ("HotpotQA dev 50-99", ["which is older, A or B?"], "ircot"),
+              ("plain", ["What is the capital of Chile?"], "oner")]
+    pairs = training_questions(tuning, {"toc", "oner"})
+    assert ("who sang it", "toc") in pairs and ("What is the capital of Chile?", "oner") in pairs
+    assert all(m in ("toc", "oner") for _, m in pairs) and len(pairs) > 2  # the labelled file's too, no IRCoT
+    assert with_cues("Who was born first, Charles Dickens or Victor Hugo?", "oner") == "ircot"
+    assert with_cues("Who won the last World Cup?", "oner") == "toc"
+    assert with_cues("What is the capital of Chile?", "toc") == "toc"
+
+
+def test_disambiguated_questions_ask_a_reading_with_evidence_and_keep_every_passage(tmp_path, monkeypatch, capsys):
+    from benchmarks import disambiguated_questions
+
+    def record(i, pairs):
+        return {"id": f"q{i}", "question": f"ambiguous {i}?", "answers": ["x"], "qa_pairs": pairs,
+                "passages": [{"title": f"t{i}", "text": f"passage {i}"}]}
+
+    no_evidence = {"question": "reading without evidence?", "short_answers": ["a"], "context": "No context provided",
+                   "wikipage": None}
+    with_evidence = {"question": "reading 1?", "short_answers": ["b"], "context": "It is b.", "wikipage": "B"}
+    records = [record(0, [no_evidence]), record(1, [no_evidence, with_evidence]), record(2, [with_evidence])]
+    source, out = tmp_path / "asqa.jsonl", tmp_path / "out.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records))
+    monkeypatch.setattr("sys.argv", ["disambiguated_questions", str(source), str(out), "--first", "2"])
+    disambiguated_questions.main()
+    assert "1 disambiguated questions first (use --limit 1)" in capsys.readouterr().out
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in written] == ["q1", "q0", "q2"]  # item 2 is past --first: unchanged
+    assert written[0]["question"] == "reading 1?" and written[0]["answers"] == ["b"]
+    assert written[0]["qa_pairs"] == [with_evidence] and written[0]["passages"] == records[1]["passages"]
+    assert written[1:] == [records[0], records[2]]

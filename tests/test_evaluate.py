@@ -297,3 +297,29 @@ def test_plots_leave_out_regression_and_checks_folders(tmp_path):
         (tmp_path / path).write_text("{}")
     assert [p.relative_to(tmp_path).as_posix() for p in default_files(tmp_path)] == [
         "asqa-default.json", "ircot/hotpotqa-100.json"]
+
+
+def test_results_file_records_the_backend_and_refuses_to_mix_its_settings(tmp_path):
+    path = tmp_path / "results.json"
+    cache_on = {"backend": "llama.cpp in-process", "threads": 2, "prompt_cache_mb": 512}
+    results = ResultsFile(path, CONFIG, "test machine")
+    results.use_backend(cache_on)
+    results.add(record("q1", "oner"))
+    assert json.loads(path.read_text())["backend"] == cache_on
+    ResultsFile(path, CONFIG, "test machine").use_backend(dict(cache_on))  # the same: resumes
+    with pytest.raises(ValueError, match="other backend settings .*prompt_cache_mb: 512 there, 0 now"):
+        ResultsFile(path, CONFIG, "test machine").use_backend({**cache_on, "prompt_cache_mb": 0})
+    # A file written before backends were recorded resumes, and records the backend from then on.
+    data = json.loads(path.read_text())
+    del data["backend"]
+    path.write_text(json.dumps(data))
+    resumed = ResultsFile(path, CONFIG, "test machine")
+    resumed.use_backend({**cache_on, "prompt_cache_mb": 0})
+    resumed.save()
+    assert json.loads(path.read_text())["backend"]["prompt_cache_mb"] == 0
+
+
+def test_the_command_records_the_models_backend(toy):
+    data, llm, tmp_path = toy
+    assert run(data, tmp_path, "--methods", "oner") == 0
+    assert json.loads((tmp_path / "results.json").read_text())["backend"] == {"backend": "ScriptedLLM"}

@@ -37,6 +37,9 @@ def test_alternating_prompts_reuse_their_prefixes_and_answer_alike(fast_model_pa
         model = LlamaCppChatModel(fast_model_path, n_ctx=4096, prompt_cache_mb=cache_mb)
         try:
             replies[cache_mb] = [_ask(model, context, question) for context, question in CALLS]
+            settings = model.backend_settings()  # what a results file records of the run
+            assert settings["prompt_cache_mb"] == cache_mb and settings["context_tokens"] == 4096
+            assert settings["threads"] >= 1 and settings["llama_cpp_python"]
         finally:
             model.close()
     plain, warm = replies[0], replies[256]

@@ -170,6 +170,7 @@ class ResultsFile:
         self.config = config
         self.data: dict[str, Any] = {**config.as_dict(), "machine": machine, "n": 0, "methods": {}, "items": [],
                                      "method_configs": {}}
+        self._old_backend: dict[str, Any] | None = None
         if self.path.exists():
             old = json.loads(self.path.read_text())
             mismatched = {k: (old.get(k), v) for k, v in config.as_dict().items() if old.get(k) != v}
@@ -180,6 +181,7 @@ class ResultsFile:
                 )
             self.data["items"] = old.get("items", [])
             self.data["method_configs"] = old.get("method_configs", {})
+            self._old_backend = old.get("backend")  # files written before backends were recorded have none
 
     def use_method(self, method: str, config: dict[str, Any]) -> None:
         """Record the configuration ``method`` runs with; ``ValueError`` when the file holds results of it
@@ -192,6 +194,18 @@ class ResultsFile:
             raise ValueError(f"{self.path} holds results of {method} computed {why}. Choose another --out, "
                              "or delete the file to start over.")
         self.data["method_configs"][method] = config
+
+    def use_backend(self, settings: dict[str, Any]) -> None:
+        """Record how the model runs (``ChatModel.backend_settings``: threads, prompt cache...); ``ValueError``
+        when the file holds items computed with other backend settings, as their seconds would not compare."""
+        settings = json.loads(json.dumps(settings))
+        known = self._old_backend
+        if known is not None and known != settings and self.data["items"]:
+            changed = ", ".join(f"{k}: {known.get(k)!r} there, {settings.get(k)!r} now"
+                                for k in sorted(set(known) | set(settings)) if known.get(k) != settings.get(k))
+            raise ValueError(f"{self.path} holds results computed with other backend settings ({changed}). "
+                             "Choose another --out, or delete the file to start over.")
+        self.data["backend"] = settings
 
     def done(self, item_id: str, method: str) -> bool:
         return any(r["id"] == item_id and r["method"] == method for r in self.data["items"])
