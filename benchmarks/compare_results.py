@@ -1,13 +1,15 @@
 """Before and after: two results files of ``pipeline.evaluate`` compared on the items both hold.
 
-    python -m benchmarks.compare_results BEFORE.json AFTER.json [--method toc] [--after-method auto]
+    python -m benchmarks.compare_results BEFORE.json AFTER.json [--method toc] [--after-method auto [--all-routes]]
     python -m benchmarks.compare_results B1.json,B2.json A1.json,A2.json --method ircot   # pooled: B1 with A1...
 
 For each method (or the named pair), on the items both files scored: how many predictions are identical, the
 mean scores (x100) before and after with the paired change (how many items scored better and worse, and a 95%
 paired-bootstrap interval of the mean change: an interval that holds 0 is a change within the items' noise),
 and the cost: median and p90 seconds per question, mean LLM calls, prompt tokens, and prompt tokens served from
-the prefix cache (where the file recorded them). Prints Markdown.
+the prefix cache (where the file recorded them). With ``--after-method auto`` only the items Auto sent to the
+method of BEFORE are compared (the same method, run by Auto), or with ``--all-routes`` all of Auto's items (Auto
+end to end against that one method). Prints Markdown.
 """
 
 from __future__ import annotations
@@ -67,12 +69,16 @@ def main() -> None:
     parser.add_argument("after", help="as many files as BEFORE, in the same order")
     parser.add_argument("--method", required=True, help="the method in BEFORE")
     parser.add_argument("--after-method", default=None, help="the method in AFTER (default: the same)")
+    parser.add_argument("--all-routes", action="store_true",
+                        help="with --after-method auto: every Auto item, whichever method Auto sent it to")
     args = parser.parse_args()
     if len(args.before.split(",")) != len(args.after.split(",")):
         parser.error("give as many AFTER files as BEFORE files")
     before = records(args.before, args.method)
     after = records(args.after, args.after_method or args.method)
-    if args.after_method == "auto":  # compare only the items Auto sent to the method of BEFORE
+    if args.all_routes and args.after_method != "auto":
+        parser.error("--all-routes needs --after-method auto")
+    if args.after_method == "auto" and not args.all_routes:  # only the items Auto sent to the method of BEFORE
         after = {i: r for i, r in after.items() if r.get("routed_to") == args.method}
     shared = [i for i in before if i in after]
     if not shared:

@@ -204,3 +204,27 @@ def test_disambiguated_questions_ask_a_reading_with_evidence_and_keep_every_pass
     assert written[0]["question"] == "reading 1?" and written[0]["answers"] == ["b"]
     assert written[0]["qa_pairs"] == [with_evidence] and written[0]["passages"] == records[1]["passages"]
     assert written[1:] == [records[0], records[2]]
+
+
+def test_compare_results_sets_all_of_autos_items_against_one_method_with_all_routes(tmp_path, capsys, monkeypatch):
+    from benchmarks import compare_results
+
+    def routed(i, f1, method):
+        return {**item(i, "auto", f1, 10.0), "routed_to": method, "question": f"q{i}?", "prediction": str(f1)}
+
+    single = write(tmp_path / "kgp.json", [{**item(i, "kgp", 1.0, 10.0), "question": f"q{i}?", "prediction": "1.0"}
+                                           for i in range(3)])
+    auto = write(tmp_path / "auto.json", [routed(0, 1.0, "kgp"), routed(1, 0.0, "ircot"), routed(2, 1.0, "oner")])
+    monkeypatch.setattr("sys.argv", ["compare_results", str(single), str(auto), "--method", "kgp",
+                                     "--after-method", "auto"])
+    compare_results.main()
+    assert capsys.readouterr().out.startswith("1 items in both")  # only the item Auto sent to KGP
+    monkeypatch.setattr("sys.argv", ["compare_results", str(single), str(auto), "--method", "kgp",
+                                     "--after-method", "auto", "--all-routes"])
+    compare_results.main()
+    out = capsys.readouterr().out
+    assert out.startswith("3 items in both") and "| f1 | 3 | 100.0 | 66.7 | -33.3" in out
+    monkeypatch.setattr("sys.argv", ["compare_results", str(single), str(auto), "--method", "kgp", "--all-routes"])
+    with pytest.raises(SystemExit):
+        compare_results.main()
+    assert "--all-routes needs --after-method auto" in capsys.readouterr().err

@@ -408,3 +408,22 @@ def test_a_kept_interpretation_in_the_passages_words_supports_the_answer(store, 
     answer = run_events("toc", question, ctx)[-1]
     assert answer.kind == EventKind.ANSWER and not answer.payload.unambiguous
     assert not answer.payload.abstained and answer.payload.answer.startswith("H. H. Asquith [1]")
+
+
+def test_a_reading_that_restates_the_question_is_named_by_its_page_and_the_step_keeps_its_title(store, embeddings):
+    collection = store.create("prime-ministers")
+    collection.add([Document(page_content="David Lloyd George was prime minister from 1916 to 1922.",
+                             metadata={"title": "David Lloyd George", "source": "pm.txt"}, id="p0")])
+
+    def reply(messages, options):
+        if messages[0]["content"].startswith("You find which specific version"):
+            return json.dumps({"question": AQ, "answer": "David Lloyd George"})  # the question, restated
+        return "True" if options.grammar and "True" in options.grammar else "Lloyd George [1]."
+
+    ctx = RunContext(llm=ScriptedLLM(reply, logprobs={"True": -0.05, "False": -3.0}),
+                     retriever=HybridRetriever([collection]), embeddings=embeddings,
+                     settings=settings_with(toc={"max_depth": 1}))
+    events = run_events("toc", AQ, ctx)
+    assert f"{AQ.rstrip('?')} (David Lloyd George)?" in by_question(events)
+    # The page names the reading, not the step: every update of the expansion keeps the step's title.
+    assert {e.title for e in events if e.kind == EventKind.EXPAND} == {f"Clarify, one passage at a time: {AQ}"}

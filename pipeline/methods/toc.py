@@ -339,8 +339,8 @@ class _Expander:
             clarified, answer = " ".join(reply.question.split()), " ".join(reply.answer.split())
             if answer and normalize_answer(clarified) in ("", normalize_answer(node.question)):
                 # The model restated the question: the reading is the one this passage answers.
-                title = " ".join(str(passage.metadata.get("title") or "").split()) or f"passage {number}"
-                clarified = f"{node.question.rstrip(' ?')} ({title})?"
+                page = " ".join(str(passage.metadata.get("title") or "").split()) or f"passage {number}"
+                clarified = f"{node.question.rstrip(' ?')} ({page})?"
             if clarified and answer:
                 candidates.append(QAPair(question=clarified, answer=answer, passage=number))
                 proposals.append((clarified, answer, passage, expansion))
