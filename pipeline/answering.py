@@ -88,7 +88,8 @@ def stream_answer(
     yield tracer.event(AnswerPayload(), title, id=step, parent_id=parent_id, status=Status.RUNNING)
     if grounded and ctx.settings.min_support > 0:
         checked = passages if support_passages is None else support_passages
-        support = max((check_support(q, checked, ctx.settings.min_support)
+        support = max((check_support(q, checked, ctx.settings.min_support, ctx.embeddings,
+                                     ctx.settings.support_similarity)
                        for q in [values.get("question", ""), *(support_questions or [])]),
                       key=lambda s: (s.supported, s.coverage))
         if not support.supported:

@@ -1,11 +1,15 @@
 """Whether the passages a run found can answer its question at all, so that a method says "the collections do not
 answer this" instead of guessing.
 
-The check is lexical and costs no model call: the question's key terms (its words without stop words and
-question words; names and numbers count double) must appear in the passages (title or text, compared by stem).
-A passage about another subject rarely names the question's subject; a 1.5B model given one answers anyway
-(the issue's example: asked who played the Weasley brothers, it named characters from a passage about Lord
-Voldemort). The threshold is a measured choice (``benchmarks/abstention.py``, docs/benchmarks.md).
+The check costs no model call. Lexically, one passage must mention enough of the question's key terms (its words
+without stop words and question words; names and numbers count double; title or text, compared by stem). A
+passage about another subject rarely names the question's subject; a 1.5B model given one answers anyway (the
+issue's example: asked who played the Weasley brothers, it named characters from a passage about Lord
+Voldemort). Terms are counted per passage, not over all of them, because five passages about other things
+together name almost anything ("capital" in one, "Chile" in another). A question worded unlike its passages
+("WW1" for "the First World War", or a comparison whose two names are in two passages) is still answered when
+one passage is close to it in meaning (embedding cosine). Both thresholds are measured choices
+(``benchmarks/abstention.py``, docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
 from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
 
 from pipeline.untrusted import neutralise
 
@@ -45,12 +51,15 @@ def _stems(words: list[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class Support:
-    """How much of the question the passages mention: ``coverage`` in 0..1 (weighted share of key terms
-    found), the key terms no passage mentions, and whether that is enough (``supported``)."""
+    """How much of the question the passages mention: ``coverage`` in 0..1 (the weighted share of key terms that
+    the best passage mentions), the key terms no passage mentions, the best passage's cosine similarity to the
+    question (None when not computed: the lexical check sufficed, or no embedder was given), and whether that is
+    enough (``supported``)."""
 
     coverage: float
     missing: list[str] = field(default_factory=list)
     supported: bool = True
+    similarity: float | None = None
 
 
 def key_terms(question: str) -> list[tuple[str, float]]:
@@ -65,20 +74,41 @@ def key_terms(question: str) -> list[tuple[str, float]]:
     return list(out.items())
 
 
-def check_support(question: str, passages: list[Document], threshold: float) -> Support:
-    """Whether ``passages`` mention enough of ``question``'s key terms (``threshold``: weighted share)."""
+def check_support(question: str, passages: list[Document], threshold: float, embeddings: Embeddings | None = None,
+                  min_similarity: float = 1.0) -> Support:
+    """Whether ``passages`` support an answer to ``question``: one passage mentions at least ``threshold`` (a
+    weighted share) of its key terms, or, with ``embeddings``, one passage's cosine similarity to the question
+    reaches ``min_similarity`` (1 or more: never)."""
     terms = key_terms(question)
     if not terms:
         return Support(1.0)
     if not passages:
         return Support(0.0, [t for t, _ in terms], threshold <= 0)
-    text = " ".join(f"{p.metadata.get('title', '')} {neutralise(p.page_content).text}" for p in passages)
-    present = set(_stems(_WORD.findall(text)))
-    found = [stem in present for stem in _stems([t for t, _ in terms])]
+    stems = _stems([t for t, _ in terms])
     total = sum(w for _, w in terms)
-    coverage = sum(w for (_, w), hit in zip(terms, found) if hit) / total
-    missing = [t for (t, _), hit in zip(terms, found) if not hit]
-    return Support(round(coverage, 4), missing, coverage >= threshold)
+    coverage, anywhere = 0.0, set()
+    for passage in passages:
+        present = set(_stems(_WORD.findall(f"{passage.metadata.get('title', '')} "
+                                           f"{neutralise(passage.page_content).text}")))
+        found = {stem for stem in stems if stem in present}
+        anywhere |= found
+        coverage = max(coverage, sum(w for (_, w), stem in zip(terms, stems) if stem in found) / total)
+    missing = [t for (t, _), stem in zip(terms, stems) if stem not in anywhere]
+    if coverage >= threshold:
+        return Support(round(coverage, 4), missing, True)
+    similarity = None
+    if embeddings is not None and min_similarity < 1.0:
+        similarity = round(best_similarity(question, passages, embeddings), 4)
+    return Support(round(coverage, 4), missing, similarity is not None and similarity >= min_similarity, similarity)
+
+
+def best_similarity(question: str, passages: list[Document], embeddings: Embeddings) -> float:
+    """The highest cosine similarity between ``question`` and a passage (its title and text)."""
+    query = np.asarray(embeddings.embed_query(question), dtype=float)
+    vectors = np.asarray(embeddings.embed_documents(
+        [f"{p.metadata.get('title', '')}. {neutralise(p.page_content).text}" for p in passages]), dtype=float)
+    norms = np.linalg.norm(vectors, axis=1) * np.linalg.norm(query)
+    return float(np.max(vectors @ query / np.where(norms == 0, 1.0, norms)))
 
 
 def abstention(support: Support, passages: list[Document]) -> str:
@@ -87,7 +117,7 @@ def abstention(support: Support, passages: list[Document]) -> str:
     lacking = ", ".join(f"“{term}”" for term in support.missing[:5])
     found = "; ".join(f"{_title(p)} [{i}]" for i, p in enumerate(passages[:3], 1))
     text = "The selected sources do not answer this question"
-    text += f": no passage found mentions {lacking}." if lacking else "."
+    text += f": no passage found mentions {lacking}." if lacking else ": no passage found is about all of it."
     if found:
         text += f" The closest passages are about: {found}."
     return text

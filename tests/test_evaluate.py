@@ -181,7 +181,7 @@ def test_run_item_on_auto_records_which_method_ran(embeddings):
     docs = [Document(page_content="Emma is a novel by Jane Austen.", metadata={"title": "Emma"},
                      id=item.supporting_ids().pop())]
     ctx = RunContext(llm=ScriptedLLM(["Jane Austen [1]"]), retriever=ScriptedRetriever(lambda q, k: docs),
-                     settings=settings_with(answer_style="short"))
+                     settings=settings_with(answer_style="short"), embeddings=embeddings)
     rec = run_item(RunService(router=StubRouter("oner")), "auto", item, ctx)
     assert rec["method"] == "auto" and rec["routed_to"] == "oner"
     assert rec["scores"]["em"] == 1.0 and rec["scores"]["support_recall"] == 1.0 and "error" not in rec
@@ -189,7 +189,8 @@ def test_run_item_on_auto_records_which_method_ran(embeddings):
     assert summarize([rec])["auto"]["cost"]["routed_to"] == {"oner": 1}
     plain = run_item(RunService(), "oner", item, RunContext(llm=ScriptedLLM(["Jane Austen [1]"]),
                                                            retriever=ScriptedRetriever(lambda q, k: docs),
-                                                           settings=settings_with(answer_style="short")))
+                                                           settings=settings_with(answer_style="short"),
+                                                           embeddings=embeddings))
     assert "routed_to" not in plain and "routed_to" not in summarize([plain])["oner"]["cost"]
 
 

@@ -38,8 +38,8 @@ def library(store):
     return collection
 
 
-def run(method, question, llm, retriever=None):
-    return run_events(method, question, RunContext(llm=llm, retriever=retriever))
+def run(method, question, llm, retriever=None, embeddings=None):
+    return run_events(method, question, RunContext(llm=llm, retriever=retriever, embeddings=embeddings))
 
 
 def test_oner_retrieves_then_streams_a_cited_answer(library):
@@ -88,10 +88,10 @@ def test_nor_uses_no_retrieval():
     assert "Who wrote Emma?" in llm.calls[0][0][-1]["content"]
 
 
-def test_web_failure_warns_and_answers_from_local_passages(library):
+def test_web_failure_warns_and_answers_from_local_passages(library, embeddings):
     web = WebSource(ScriptedSearch(error=WebSearchError("offline", "Web search is unavailable: offline.")))
     llm = ScriptedLLM(["Frank Herbert wrote Dune [1]."])
-    events = run("oner", "Who wrote Dune?", llm, HybridRetriever([library], web))
+    events = run("oner", "Who wrote Dune?", llm, HybridRetriever([library], web), embeddings)
     warnings = [e for e in events if e.kind == EventKind.WARNING]
     assert len(warnings) == 1 and "offline" in warnings[0].payload.message
     assert events[-1].payload.answer == "Frank Herbert wrote Dune [1]."
@@ -102,9 +102,9 @@ def test_no_sources_selected_warns():
     assert any(e.kind == EventKind.WARNING and "No sources" in e.title for e in events)
 
 
-def test_model_failure_ends_with_a_clear_error_event(library):
+def test_model_failure_ends_with_a_clear_error_event(library, embeddings):
     events = run("oner", "Who wrote Dune?", ScriptedLLM([LLMCallError("The model server failed: timeout")]),
-                 HybridRetriever([library]))
+                 HybridRetriever([library]), embeddings)
     assert events[-1].kind == EventKind.ERROR and "timeout" in events[-1].payload.message
     assert RunState.of(events).errors() == [events[-1].payload.message]
 

@@ -35,6 +35,46 @@ def test_coverage_counts_stems_in_titles_and_text():
     assert check_support("Who?", [VOLDEMORT], 0.5).supported  # nothing to check
 
 
+def test_terms_count_in_one_passage_not_spread_over_several():
+    capital = Document(page_content="Tito visited the capital in 1960.", metadata={"title": "Josip Broz Tito"})
+    chile = Document(page_content="Buttice coached clubs in Chile.", metadata={"title": "Carlos Buttice"})
+    apart = check_support("What is the capital of Chile?", [capital, chile], 0.7)
+    assert not apart.supported and apart.coverage == pytest.approx(2 / 3, abs=1e-4) and apart.missing == []
+    assert "no passage found is about all of it" in abstention(apart, [capital, chile])
+    together = Document(page_content="Santiago is the capital of Chile.", metadata={"title": "Santiago"})
+    assert check_support("What is the capital of Chile?", [capital, together], 0.7).supported
+
+
+class _Cosine:
+    """Embeddings whose cosine between the question and a passage is set per passage text."""
+
+    def __init__(self, cosines: dict[str, float]) -> None:
+        self.cosines, self.calls = cosines, 0
+
+    def embed_query(self, text):
+        self.calls += 1
+        return [1.0, 0.0]
+
+    def embed_documents(self, texts):
+        cosines = [next(c for key, c in self.cosines.items() if key in t) for t in texts]
+        return [[c, (1 - c * c) ** 0.5] for c in cosines]
+
+
+def test_a_passage_close_in_meaning_supports_a_question_worded_otherwise():
+    question = "Who was England's prime minister during WW1?"
+    passage = Document(page_content="Lloyd George led the British government in the First World War.",
+                       metadata={"title": "David Lloyd George"})
+    assert not check_support(question, [passage], 0.7).supported  # "England's" and "WW1" are in no passage
+    close = check_support(question, [passage], 0.7, _Cosine({"Lloyd George": 0.55}), 0.45)
+    assert close.supported and close.similarity == pytest.approx(0.55)
+    far = check_support(question, [passage], 0.7, _Cosine({"Lloyd George": 0.40}), 0.45)
+    assert not far.supported and far.similarity == pytest.approx(0.40)
+    assert not check_support(question, [passage], 0.7, _Cosine({"Lloyd George": 0.99}), 1.0).supported  # off
+    embedder = _Cosine({"": 0.0})
+    assert check_support(WEASLEY, [WEASLEYS], 0.7, embedder, 0.45).similarity is None
+    assert embedder.calls == 0  # the terms sufficed: nothing was embedded
+
+
 def test_abstention_names_what_is_missing_and_cites_what_was_found():
     text = abstention(check_support(WEASLEY, [VOLDEMORT], 0.5), [VOLDEMORT])
     assert text.startswith("The selected sources do not answer this question")
@@ -70,6 +110,17 @@ def test_a_method_whose_passages_miss_the_question_abstains_without_a_model_answ
     assert answer.payload.citations == [1]
     answering = [m for m, _ in llm.calls if not m[0]["content"].startswith("You answer questions that need facts")]
     assert answering == []  # IRCoT's reasoning steps ran; no call wrote an answer
+
+
+def test_a_run_answers_a_question_worded_unlike_its_passage_when_the_passage_is_close_in_meaning(embeddings):
+    question = "Who was England's prime minister during WW1?"
+    passage = Document(page_content="David Lloyd George was Prime Minister of the United Kingdom during the "
+                       "later years of the First World War.", metadata={"title": "David Lloyd George"}, id="g")
+    for given, abstained in [(None, True), (embeddings, False)]:
+        ctx = RunContext(llm=ScriptedLLM(lambda messages, options: "David Lloyd George [1]."), embeddings=given,
+                         retriever=ScriptedRetriever(lambda query, k: [passage]), settings=settings_with())
+        answer = [e for e in run_events("oner", question, ctx) if e.kind == EventKind.ANSWER][-1]
+        assert answer.payload.abstained is abstained
 
 
 def test_supported_passages_are_answered_and_the_threshold_is_a_setting():
