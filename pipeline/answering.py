@@ -77,8 +77,9 @@ def stream_answer(
     warning saying so; while such targets exist, tokens are passed on a sentence at a time (``StreamGuard``), so
     a dropped sentence is never shown.
 
-    A ``grounded`` answer (every method's but NoR's) is written only when the passages mention enough of the
-    question (``pipeline.support``, threshold ``Settings.min_support``); otherwise the answer says that the
+    A ``grounded`` answer (every method's but NoR's) is written only when one passage mentions enough of the
+    question or is close to it in meaning (``pipeline.support``, ``Settings.min_support`` and
+    ``support_similarity``; the latter needs ``ctx.embeddings``); otherwise the answer says that the
     sources do not answer the question and what they hold instead, without a model call. An answer in which the
     model itself says so is marked ``abstained`` too. The check reads ``support_passages`` when given (every
     passage the method retrieved, where the prompt holds only a chosen few), else ``passages``; the answer is
