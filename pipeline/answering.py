@@ -13,7 +13,7 @@ from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.payloads import AnswerPayload, RetrievePayload, TokenPayload, WarningPayload, passage_refs
 from pipeline.prompting import Prompt
-from pipeline.support import abstention, check_support, says_unanswerable
+from pipeline.support import abstention, best_support, says_unanswerable
 from pipeline.text import CITATION
 from pipeline.untrusted import WITHHELD, StreamGuard, check_answer, flag_message, injected_targets, scan
 
@@ -89,10 +89,8 @@ def stream_answer(
     yield tracer.event(AnswerPayload(), title, id=step, parent_id=parent_id, status=Status.RUNNING)
     if grounded and ctx.settings.min_support > 0:
         checked = passages if support_passages is None else support_passages
-        support = max((check_support(q, checked, ctx.settings.min_support, ctx.embeddings,
-                                     ctx.settings.support_similarity)
-                       for q in [values.get("question", ""), *(support_questions or [])]),
-                      key=lambda s: (s.supported, s.coverage))
+        support = best_support([values.get("question", ""), *(support_questions or [])], checked,
+                               ctx.settings.min_support, ctx.embeddings, ctx.settings.support_similarity)
         if not support.supported:
             text = abstention(support, passages)
             payload = AnswerPayload(answer=text, citations=cited_numbers(text, len(passages)),

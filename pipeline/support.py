@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from langchain_core.documents import Document
@@ -79,6 +79,35 @@ def check_support(question: str, passages: list[Document], threshold: float, emb
     """Whether ``passages`` support an answer to ``question``: one passage mentions at least ``threshold`` (a
     weighted share) of its key terms, or, with ``embeddings``, one passage's cosine similarity to the question
     reaches ``min_similarity`` (1 or more: never)."""
+    return best_support([question], passages, threshold, embeddings, min_similarity)
+
+
+def best_support(questions: list[str], passages: list[Document], threshold: float,
+                 embeddings: Embeddings | None = None, min_similarity: float = 1.0) -> Support:
+    """The best support ``passages`` give any of ``questions`` (a question and its restatements, such as ToC's
+    kept interpretations): by key terms first; only when no question's terms suffice, by similarity, with the
+    passages embedded once."""
+    checks = [_by_terms(q, passages, threshold) for q in questions]
+    best = max(checks, key=lambda s: (s.supported, s.coverage))
+    if best.supported or embeddings is None or min_similarity >= 1.0 or not passages:
+        return best
+    vectors = _unit(np.asarray(embeddings.embed_documents([_passage_text(p) for p in passages]), dtype=float))
+    queries = _unit(np.asarray([embeddings.embed_query(q) for q in questions], dtype=float))
+    similarities = (queries @ vectors.T).max(axis=1)
+    closest = int(np.argmax(similarities))
+    similarity = round(float(similarities[closest]), 4)
+    return replace(checks[closest], similarity=similarity, supported=similarity >= min_similarity)
+
+
+def best_similarity(question: str, passages: list[Document], embeddings: Embeddings) -> float:
+    """The highest cosine similarity between ``question`` and a passage (its title and text)."""
+    vectors = _unit(np.asarray(embeddings.embed_documents([_passage_text(p) for p in passages]), dtype=float))
+    query = _unit(np.asarray([embeddings.embed_query(question)], dtype=float))
+    return float((vectors @ query[0]).max())
+
+
+def _by_terms(question: str, passages: list[Document], threshold: float) -> Support:
+    """The lexical check: the weighted share of the key terms that the best single passage mentions."""
     terms = key_terms(question)
     if not terms:
         return Support(1.0)
@@ -88,27 +117,21 @@ def check_support(question: str, passages: list[Document], threshold: float, emb
     total = sum(w for _, w in terms)
     coverage, anywhere = 0.0, set()
     for passage in passages:
-        present = set(_stems(_WORD.findall(f"{passage.metadata.get('title', '')} "
-                                           f"{neutralise(passage.page_content).text}")))
+        present = set(_stems(_WORD.findall(_passage_text(passage))))
         found = {stem for stem in stems if stem in present}
         anywhere |= found
         coverage = max(coverage, sum(w for (_, w), stem in zip(terms, stems) if stem in found) / total)
     missing = [t for (t, _), stem in zip(terms, stems) if stem not in anywhere]
-    if coverage >= threshold:
-        return Support(round(coverage, 4), missing, True)
-    similarity = None
-    if embeddings is not None and min_similarity < 1.0:
-        similarity = round(best_similarity(question, passages, embeddings), 4)
-    return Support(round(coverage, 4), missing, similarity is not None and similarity >= min_similarity, similarity)
+    return Support(round(coverage, 4), missing, coverage >= threshold)
 
 
-def best_similarity(question: str, passages: list[Document], embeddings: Embeddings) -> float:
-    """The highest cosine similarity between ``question`` and a passage (its title and text)."""
-    query = np.asarray(embeddings.embed_query(question), dtype=float)
-    vectors = np.asarray(embeddings.embed_documents(
-        [f"{p.metadata.get('title', '')}. {neutralise(p.page_content).text}" for p in passages]), dtype=float)
-    norms = np.linalg.norm(vectors, axis=1) * np.linalg.norm(query)
-    return float(np.max(vectors @ query / np.where(norms == 0, 1.0, norms)))
+def _passage_text(passage: Document) -> str:
+    return f"{passage.metadata.get('title', '')}. {neutralise(passage.page_content).text}"
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
 
 
 def abstention(support: Support, passages: list[Document]) -> str:

@@ -138,3 +138,27 @@ def test_nor_has_no_passages_to_check():
 def test_a_model_reply_saying_the_passages_lack_the_answer_is_marked():
     answer, _ = _answer("oner", [WEASLEYS], reply="The passages do not mention the Weasley brothers.")
     assert answer.payload.abstained
+
+
+def test_restatements_are_checked_by_terms_first_and_the_passages_embedded_once():
+    from pipeline.support import best_support
+
+    class Counting(_Cosine):
+        def __init__(self, cosines):
+            super().__init__(cosines)
+            self.documents = 0
+
+        def embed_documents(self, texts):
+            self.documents += 1
+            return super().embed_documents(texts)
+
+    passage = Document(page_content="Lloyd George led the British government in the First World War.",
+                       metadata={"title": "David Lloyd George"})
+    questions = ["Who was England's prime minister during WW1?", "Who was premier in the Great War?"]
+    embedder = Counting({"Lloyd George": 0.5})
+    support = best_support(questions, [passage], 0.7, embedder, 0.45)
+    assert support.supported and support.similarity == pytest.approx(0.5)
+    assert embedder.documents == 1 and embedder.calls == 2  # the passages once, each question once
+    restated = "Who led the British government in the First World War?"  # the terms suffice: nothing embedded
+    assert best_support([questions[0], restated], [passage], 0.7, embedder, 0.45).similarity is None
+    assert embedder.documents == 1
