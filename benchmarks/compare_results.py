@@ -9,7 +9,9 @@ paired-bootstrap interval of the mean change: an interval that holds 0 is a chan
 and the cost: median and p90 seconds per question, mean LLM calls, prompt tokens, and prompt tokens served from
 the prefix cache (where the file recorded them). With ``--after-method auto`` only the items Auto sent to the
 method of BEFORE are compared (the same method, run by Auto), or with ``--all-routes`` all of Auto's items (Auto
-end to end against that one method). Prints Markdown.
+end to end against that one method). With ``--rest-unchanged``, AFTER holds only the items a change touches
+(``pipeline.evaluate --ids``): the scores are over all of BEFORE's items, the others counted as unchanged; the
+costs stay over the re-run items. Prints Markdown.
 """
 
 from __future__ import annotations
@@ -71,6 +73,9 @@ def main() -> None:
     parser.add_argument("--after-method", default=None, help="the method in AFTER (default: the same)")
     parser.add_argument("--all-routes", action="store_true",
                         help="with --after-method auto: every Auto item, whichever method Auto sent it to")
+    parser.add_argument("--rest-unchanged", action="store_true",
+                        help="AFTER re-ran only the items a change touches: score all of BEFORE's items, the "
+                        "others as they were")
     args = parser.parse_args()
     if len(args.before.split(",")) != len(args.after.split(",")):
         parser.error("give as many AFTER files as BEFORE files")
@@ -83,6 +88,10 @@ def main() -> None:
     shared = [i for i in before if i in after]
     if not shared:
         raise SystemExit("the files share no scored item")
+    rerun = shared
+    if args.rest_unchanged:
+        after = {**before, **{i: after[i] for i in shared}}
+        shared = list(before)
     same = sum(before[i]["prediction"] == after[i]["prediction"] for i in shared)
     names = sorted({k for i in shared for k in before[i]["scores"]} & {k for i in shared for k in after[i]["scores"]})
     rows = []
@@ -96,9 +105,12 @@ def main() -> None:
         rows.append([name, len(scored), f"{100 * statistics.fmean(b):.1f}", f"{100 * statistics.fmean(a):.1f}",
                      f"{100 * mean:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]", f"{better} / {worse}"])
     for label, key, summary in COSTS:
-        b = [before[i]["cost"].get(key) for i in shared]
-        a = [after[i]["cost"].get(key) for i in shared]
-        rows.append([label, len(shared), summary(b), summary(a), "", ""])
+        b = [before[i]["cost"].get(key) for i in rerun]
+        a = [after[i]["cost"].get(key) for i in rerun]
+        rows.append([label + (" (re-run items)" if rerun is not shared else ""), len(rerun), summary(b),
+                     summary(a), "", ""])
+    if rerun is not shared:
+        print(f"{len(rerun)} of {len(shared)} items re-run; the others count as unchanged")
     print(f"{len(shared)} items in both; identical predictions: {same} of {len(shared)}\n")
     print(table(["score", "n", f"before ({_names(args.before)})", f"after ({_names(args.after)})",
                  "change [95% interval]", "items better / worse"], rows))

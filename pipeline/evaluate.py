@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", default="nor,oner", help=f"comma-separated: {AUTO}, {', '.join(METHODS)}")
     parser.add_argument("--limit", type=int, default=None, help="the first N items (after --skip)")
     parser.add_argument("--skip", type=int, default=0, help="leave out the first N items (e.g. a tuning split)")
+    parser.add_argument("--ids", default=None, help="comma-separated item ids: only these (after --skip and "
+                        "--limit), e.g. to re-run the items a setting changes")
     parser.add_argument("--model", default=default_model(),
                         help="default | fast | PATH.gguf | openai:URL[#MODEL] | langchain:PROVIDER:MODEL[@URL] "
                         "(default: $RQA_MODEL or default)")
@@ -84,6 +86,12 @@ def main(argv: list[str] | None = None) -> int:
         settings = settings_from_args(args, settings_models())
         items = load_items(args.data)[args.skip:]
         items = items[: args.limit] if args.limit is not None else items
+        if args.ids is not None:
+            wanted = {i.strip() for i in args.ids.split(",") if i.strip()}
+            absent = wanted - {item.id for item in items}
+            if absent:
+                raise ValueError(f"No item with id {', '.join(sorted(absent))} in {args.data} (after --skip/--limit).")
+            items = [item for item in items if item.id in wanted]
         config = data_config(args.data, args.model, args.setting, settings.top_k)
         results = ResultsFile(args.out, config, machine())
         for method in methods:

@@ -148,7 +148,7 @@ def abstention(support: Support, passages: list[Document]) -> str:
 
 def _title(passage: Document) -> str:
     title = neutralise(str(passage.metadata.get("title") or "")).text
-    return title or neutralise(passage.page_content).text[:60]
+    return title or neutralise(passage.page_content).text[:60].strip() or "an untitled, empty passage"
 
 
 # How the model says that the passages hold no answer (the answer prompts ask it to say so).

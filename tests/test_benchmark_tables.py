@@ -106,6 +106,24 @@ def test_compare_results_gives_the_paired_change_with_an_interval_and_counts(tmp
     assert "- question 1?\n  before: 'old'\n  after:  'new'" in out
 
 
+def test_compare_results_counts_the_items_not_re_run_as_unchanged(tmp_path, capsys, monkeypatch):
+    from benchmarks import compare_results
+
+    def answered(i, f1, wall, prediction):
+        return {**item(i, "ircot", f1, wall), "question": f"question {i}?", "prediction": prediction}
+
+    before = write(tmp_path / "before.json", [answered(i, 0.5, 20.0, "old") for i in range(10)])
+    after = write(tmp_path / "after.json", [answered(i, 1.0, 30.0, "new") for i in (3, 4)])  # only the touched
+    monkeypatch.setattr("sys.argv", ["compare_results", str(before), str(after), "--method", "ircot",
+                                     "--rest-unchanged"])
+    compare_results.main()
+    out = capsys.readouterr().out
+    assert out.startswith("2 of 10 items re-run; the others count as unchanged\n10 items in both; "
+                          "identical predictions: 8 of 10")
+    assert "| f1 | 10 | 50.0 | 60.0 | +10.0 [" in out and "| 2 / 0 |" in out
+    assert "| median s per question (re-run items) | 2 | 20.0 | 30.0 |" in out
+
+
 def test_paired_change_holds_zero_when_gains_and_losses_balance():
     from benchmarks.compare_results import paired_change
 

@@ -69,6 +69,16 @@ def test_short_answers_for_em_datasets(toy):
     assert "short phrase" in system
 
 
+def test_ids_run_only_those_items_over_the_whole_files_corpus(toy, capsys):
+    data, llm, tmp_path = toy
+    assert run(data, tmp_path, "--ids", "q2", "--methods", "oner") == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [r["id"] for r in results["items"]] == ["q2"]
+    assert "Emma is a novel" in llm.calls[0][0][-1]["content"]  # q1's passage: the whole file's corpus
+    assert run(data, tmp_path, "--ids", "q2,q9", "--out", str(tmp_path / "other.json")) == 2
+    assert "No item with id q9" in capsys.readouterr().err
+
+
 def test_per_question_setting_uses_only_the_items_passages(toy):
     data, llm, tmp_path = toy
     assert run(data, tmp_path, "--setting", "per-question", "--methods", "oner") == 0

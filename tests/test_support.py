@@ -81,6 +81,13 @@ def test_abstention_names_what_is_missing_and_cites_what_was_found():
     assert "“Weasley”" in text and "Lord Voldemort [1]" in text
 
 
+def test_abstention_names_a_passage_without_title_or_text():
+    untitled = [Document(page_content="James Phelps played Fred Weasley.", metadata={}), Document(page_content=" ")]
+    text = abstention(check_support(WEASLEY, untitled, 0.9), untitled)
+    assert "James Phelps played Fred Weasley. [1]" in text
+    assert "an untitled, empty passage [2]" in text
+
+
 @pytest.mark.parametrize("answer, unanswerable", [
     ("The passages do not mention who played the Weasley brothers.", True),
     ("There is no information about this in the sources.", True),
