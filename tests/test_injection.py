@@ -125,7 +125,7 @@ def test_ircot_prompts_are_neutralised_too():
     llm = ScriptedLLM(lambda messages, options: "So the answer is: coral polyps [1].")
     ctx = RunContext(llm=llm, retriever=ScriptedRetriever(lambda query, k: [REEF, CHATML]))
     events = run_events("ircot", "What is the reef built from?", ctx)
-    assert events[-1].kind == EventKind.ANSWER and len(llm.calls) == 3  # a step, its ask for a fact first, the reader
+    assert events[-1].kind == EventKind.ANSWER and len(llm.calls) == 2
     for messages, _ in llm.calls:
         assert "<|" not in messages[-1]["content"] and "PWNED" not in messages[-1]["content"]
         assert "<passages>" in messages[-1]["content"]

@@ -130,37 +130,6 @@ def test_answer_is_ends_the_loop_and_the_cot_reader_uses_it():
     assert len(llm.calls) == 2  # two reasoning steps, no reader call
 
 
-def test_a_conclusion_before_any_fact_is_replaced_by_a_fact_that_retrieves():
-    llm = reasoning_llm(["So the answer is: Leeds.", "Tolkien was born in Bloemfontein [2].",
-                         "So the answer is: Bloemfontein [2]."])
-    retriever = fresh_passages()
-    events = run(llm, retriever)
-    steps = hops(events)
-    assert [h.payload.sentence for h in steps] == ["Tolkien was born in Bloemfontein [2].",
-                                                   "So the answer is: Bloemfontein [2]."]
-    assert "concluded before stating any fact (“So the answer is: Leeds.”)" in steps[0].payload.note
-    assert steps[0].llm_calls == 2 and steps[1].llm_calls == 1
-    assert "Do not give the answer yet." in llm.calls[1][0][-1]["content"]
-    assert "Do not give the answer yet." not in llm.calls[2][0][-1]["content"]
-    assert [q for q, _ in retriever.queries] == [QUESTION, "Tolkien was born in Bloemfontein"]
-
-
-def test_a_second_conclusion_before_any_fact_ends_the_chain():
-    llm = reasoning_llm(["So the answer is: Leeds.", "So the answer is: Oxford.", "never asked"])
-    events = run(llm, fresh_passages(), reader="cot")
-    steps = hops(events)
-    assert len(steps) == 1 and steps[0].payload.stop == "The reasoning reached an answer."
-    assert answer_event(events).payload.answer == "Oxford"
-
-
-def test_fact_first_off_stops_at_the_first_conclusion_as_the_paper_does():
-    llm = reasoning_llm(["So the answer is: Leeds.", "never asked"])
-    events = run(llm, fresh_passages(), reader="cot", fact_first=False)
-    steps = hops(events)
-    assert len(steps) == 1 and steps[0].llm_calls == 1 and not steps[0].payload.note
-    assert answer_event(events).payload.answer == "Leeds"
-
-
 def test_concluding_sentences_do_not_retrieve_but_the_loop_goes_on():
     llm = reasoning_llm(["Thus Tolkien matters.", "Tolkien was born in Bloemfontein [2].", "So the answer is: X."])
     retriever = fresh_passages()
@@ -382,8 +351,7 @@ def test_passages_reader_hides_the_reasoning_but_keeps_the_cached_prefix():
 
 
 def test_context_reader_writes_a_cited_answer_in_the_long_style():
-    llm = context_reader_llm(["Tolkien wrote The Hobbit [1].", "So the answer is: Bloemfontein."],
-                             "Tolkien was born in Bloemfontein [2].")
+    llm = context_reader_llm(["So the answer is: Bloemfontein."], "Tolkien was born in Bloemfontein [2].")
     ctx = RunContext(llm=llm, retriever=fresh_passages(),
                      settings=settings_with(min_support=0, ircot={"k": 2, "reader": "context"}))
     answer = answer_event(run_events("ircot", QUESTION, ctx))

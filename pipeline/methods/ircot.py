@@ -57,14 +57,6 @@ class IRCoTSettings(BaseModel):
         "than many (docs/design-notes.md). 3 is faster but loses answers: on HotpotQA items 51-100 (with 40-word "
         "reasoning passages) 3 scored 57.6 F1 against 64.2 for the defaults (docs/benchmarks.md).",
     )
-    fact_first: bool = Field(
-        True,
-        description="When the chain's first sentence is already the conclusion (\"So the answer is: X.\" before "
-        "any fact), ask once more for a fact instead, so the chain retrieves at least once with its own words "
-        "(this app's choice; the paper stops at the first conclusion). The 1.5B model skips the reasoning on "
-        "about 6% of multi-hop questions and then almost always answers wrongly (docs/benchmarks.md, 'IRCoT: "
-        "a fact before the conclusion').",
-    )
     reader: Literal["cot", "direct", "notes", "context", "passages"] = Field(
         "direct",
         description="direct: a separate call answers from the collected passages; notes: the same, with the "
@@ -126,21 +118,9 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
                                status=Status.FAILED)
             yield tracer.event(WarningPayload(message=message), message, parent_id=hop)
             break
-        replies = [result]
         sentence = first_sentence(result.text)
-        skipped = ""
-        if cfg.fact_first and not sentences and extract_answer(sentence) is not None:
-            try:
-                retry = _reason(ctx, prompt, question, pool, sentences, prompt.texts["first_fact"])
-            except LLMCallError:
-                retry = None
-            if retry is not None:
-                replies.append(retry)
-                skipped, sentence = sentence, first_sentence(retry.text)
         query = clean_query(sentence)
         payload = HopPayload(step=step, sentence=sentence, query=query)
-        if skipped:
-            payload.note = f"The model concluded before stating any fact (“{skipped}”); asked for a fact first."
         stop_reason = None
         if not sentence:
             stop_reason = "The model wrote no further reasoning."
@@ -153,8 +133,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
                 stop_reason = "The reasoning reached an answer."
         if query and stop_reason is None:
             if len(pool) >= cfg.max_passages:
-                payload.note = " ".join(filter(None, [payload.note, f"No retrieval: {cfg.max_passages} passages "
-                                                      "already collected."]))
+                payload.note = f"No retrieval: {cfg.max_passages} passages already collected."
             else:
                 added, payload.duplicates = yield from _new_passages(ctx, tracer, hop, query, pool)
                 payload.passages = passage_refs(added, start=len(pool) + 1)
@@ -162,7 +141,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
         payload.pool_size = len(pool)
         payload.stop = stop_reason or ""
         yield tracer.event(payload, f"Step {step}: {sentence or '(nothing)'}", id=hop, parent_id=parent,
-                           **llm_cost(*replies))
+                           **llm_cost(result))
         parent = hop
         if stop_reason:
             break
