@@ -13,7 +13,7 @@ from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.payloads import AnswerPayload, RetrievePayload, TokenPayload, WarningPayload, passage_refs
 from pipeline.prompting import Prompt
-from pipeline.support import abstention, best_support, says_unanswerable
+from pipeline.support import abstention, best_support, says_unanswerable, unsourced_names
 from pipeline.text import CITATION
 from pipeline.untrusted import WITHHELD, StreamGuard, check_answer, flag_message, injected_targets, scan
 
@@ -137,8 +137,17 @@ def stream_answer(
         yield tracer.event(WarningPayload(message="The answer cites no passage, and some passages held "
                                                   "instruction-like text: check it against the passages."),
                            "Uncited answer", parent_id=step)
+    abstained, names = says_unanswerable(text), []
+    if grounded and not abstained and text not in (NO_ANSWER, WITHHELD):
+        names = unsourced_names(text, passages, values.get("question", ""))
+        if names:
+            listed = ", ".join(f"“{name}”" for name in names[:6])
+            yield tracer.event(WarningPayload(message=f"The answer names {listed}, which no passage it was given "
+                                                      "mentions: that part may come from the model's own "
+                                                      "knowledge, not from your sources."),
+                               "Names not in the sources", parent_id=step)
     payload = AnswerPayload(answer=text, citations=cited, passages=passage_refs(passages),
-                            finish_reason=result.finish_reason, abstained=says_unanswerable(text),
+                            finish_reason=result.finish_reason, abstained=abstained, unsourced=names,
                             **(extra or {}))
     yield tracer.event(payload, title, id=step, parent_id=parent_id, **llm_cost(result))
 

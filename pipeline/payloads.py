@@ -178,6 +178,7 @@ class AnswerPayload(_Strict):
     interpretations: list[QAPair] = Field(default_factory=list)
     abstained: bool = False  # the answer says the sources do not answer the question
     support: float | None = None  # share of the question's key terms the passages mention, when too low
+    unsourced: list[str] = Field(default_factory=list)  # names and numbers in the answer no given passage mentions
 
 
 class ResultRef(_Strict):

@@ -22,9 +22,11 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
+from pipeline.text import strip_citations
 from pipeline.untrusted import neutralise
 
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*", re.UNICODE)
+_PART = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)  # hyphens split: "1985" is in "1896-1985"
 # Words that say what kind of answer is wanted, not what the question is about.
 _QUESTION_WORDS = frozenset(
     "who whom whose what which when where why how much many did does do is are was were has have had will would "
@@ -123,6 +125,22 @@ def _by_terms(question: str, passages: list[Document], threshold: float) -> Supp
         coverage = max(coverage, sum(w for (_, w), stem in zip(terms, stems) if stem in found) / total)
     missing = [t for (t, _), stem in zip(terms, stems) if stem not in anywhere]
     return Support(round(coverage, 4), missing, coverage >= threshold)
+
+
+def unsourced_names(answer: str, passages: list[Document], question: str = "") -> list[str]:
+    """The names and numbers in ``answer`` (capitalised words and words with digits, stop words left out) that
+    neither the question nor any of ``passages`` mentions (compared by stem): what the model most likely took
+    from its own knowledge rather than the sources ("Leonardo da Vinci" cited to a passage on Mona Hopton Bell)."""
+    known = set(_stems(_PART.findall(question)))
+    for passage in passages:
+        known.update(_stems(_PART.findall(_passage_text(passage))))
+    names = [w for w in _PART.findall(strip_citations(answer))
+             if (w[0].isupper() or any(ch.isdigit() for ch in w)) and w.lower() not in _stop_words() and len(w) > 1]
+    out: list[str] = []
+    for word, stem in zip(names, _stems(names)):
+        if stem not in known and word not in out:
+            out.append(word)
+    return out
 
 
 def _passage_text(passage: Document) -> str:

@@ -246,3 +246,27 @@ def test_compare_results_sets_all_of_autos_items_against_one_method_with_all_rou
     with pytest.raises(SystemExit):
         compare_results.main()
     assert "--all-routes needs --after-method auto" in capsys.readouterr().err
+
+
+def test_unsourced_names_counts_warnings_on_right_and_wrong_saved_answers(tmp_path, capsys, monkeypatch,
+                                                                         embeddings):
+    from benchmarks import unsourced_names
+    from pipeline import runtime
+
+    passages = [{"title": "Emma", "text": "Emma is a novel by Jane Austen, published in 1815.", "supporting": True}]
+    data = tmp_path / "toy.jsonl"
+    data.write_text("\n".join(json.dumps({"id": f"q{i}", "dataset": "toy", "question": "Who wrote Emma?",
+                                          "answers": ["Jane Austen"], "type": "bridge", "passages": passages})
+                              for i in range(3)) + "\n")
+    answers = [("Jane Austen", 1.0), ("Charlotte Bronte", 0.0), ("Jane Austen in 1816", 0.8)]
+    records = [{"id": f"q{i}", "method": "oner", "question": "Who wrote Emma?", "prediction": p,
+                "scores": {"f1": f1}} for i, (p, f1) in enumerate(answers)]
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"data": str(data), "setting": "closed", "top_k": 5, "items": records}))
+    monkeypatch.setattr(runtime.Runtime, "embeddings", property(lambda self: embeddings))
+    monkeypatch.setattr("sys.argv", ["unsourced_names", str(results), "--data-dir", str(tmp_path / "store")])
+    unsourced_names.main()
+    out = capsys.readouterr().out
+    # one wrong answer, warned; two right ones, one warned ("1816" is in no passage)
+    assert "| toy | 3 | 1 | 1 (100%) | 2 | 1 (50%) | 50% |" in out
+    assert "not in the passages: Charlotte, Bronte" in out and "not in the passages: 1816" in out

@@ -9,7 +9,7 @@ from langchain_core.documents import Document
 
 from pipeline.context import RunContext
 from pipeline.events import EventKind, Status
-from pipeline.support import abstention, check_support, key_terms, says_unanswerable
+from pipeline.support import abstention, check_support, key_terms, says_unanswerable, unsourced_names
 from tests.fakes import ScriptedLLM, ScriptedRetriever, run_events, settings_with
 
 WEASLEY = "Who played the Weasley brothers in Harry Potter?"
@@ -169,3 +169,40 @@ def test_restatements_are_checked_by_terms_first_and_the_passages_embedded_once(
     restated = "Who led the British government in the First World War?"  # the terms suffice: nothing embedded
     assert best_support([questions[0], restated], [passage], 0.7, embedder, 0.45).similarity is None
     assert embedder.documents == 1
+
+
+MONA = Document(page_content="Mona Hopton Bell (1896-1985) was an American painter of portraits.",
+                metadata={"title": "Mona Hopton Bell"}, id="m")
+
+
+def test_names_and_numbers_no_passage_mentions_are_found():
+    assert unsourced_names("Leonardo da Vinci painted the Mona Lisa in 1503 [1].", [MONA],
+                           "Who painted the Mona Lisa?") == ["Leonardo", "Vinci", "1503"]
+    assert unsourced_names("Mona Hopton Bell painted portraits until 1985 [1].", [MONA]) == []
+    # names from the question, stems of the passages' words, stop words and citations are not counted
+    assert unsourced_names("The Weasleys were played by the Phelps twins [2].", [WEASLEYS], WEASLEY) == []
+    assert unsourced_names("It was Ron.", [], "Who was it, Ron or Harry?") == []
+
+
+def test_an_answer_naming_what_no_passage_holds_gets_a_warning():
+    reply = "Leonardo da Vinci painted the Mona Lisa [1]."
+    ctx = RunContext(llm=ScriptedLLM(lambda messages, options: reply),
+                     retriever=ScriptedRetriever(lambda query, k: [MONA]), settings=settings_with(min_support=0))
+    events = run_events("oner", "Who painted the Mona Lisa?", ctx)
+    warnings = [e.payload.message for e in events if e.kind == EventKind.WARNING]
+    assert warnings == ["The answer names “Leonardo”, “Vinci”, which no passage it was given mentions: that part "
+                        "may come from the model's own knowledge, not from your sources."]
+    assert events[-1].payload.answer == reply  # the answer itself is kept
+    assert events[-1].payload.unsourced == ["Leonardo", "Vinci"]
+
+
+@pytest.mark.parametrize("method, passages, reply", [
+    ("oner", [WEASLEYS], "James and Oliver Phelps [1]."),  # sourced
+    ("oner", [WEASLEYS], "The passages do not mention Fred Weasley's actor."),  # an abstention
+    ("nor", [], "Ron Weasley."),  # no passages: the model's own knowledge by design
+])
+def test_sourced_answers_abstentions_and_nor_get_no_such_warning(method, passages, reply):
+    ctx = RunContext(llm=ScriptedLLM(lambda messages, options: reply),
+                     retriever=ScriptedRetriever(lambda query, k: passages[:k]), settings=settings_with())
+    events = run_events(method, WEASLEY, ctx)
+    assert not [e for e in events if e.kind == EventKind.WARNING]

