@@ -190,8 +190,8 @@ def test_an_answer_naming_what_no_passage_holds_gets_a_warning():
                      retriever=ScriptedRetriever(lambda query, k: [MONA]), settings=settings_with(min_support=0))
     events = run_events("oner", "Who painted the Mona Lisa?", ctx)
     warnings = [e.payload.message for e in events if e.kind == EventKind.WARNING]
-    assert warnings == ["The answer names “Leonardo”, “Vinci”, which no passage it was given mentions: that part "
-                        "may come from the model's own knowledge, not from your sources."]
+    assert warnings == ["The answer names “Leonardo”, “Vinci”, which no passage it was given mentions: "
+                        "that part may come from the model's own knowledge, not from your sources."]
     assert events[-1].payload.answer == reply  # the answer itself is kept
     assert events[-1].payload.unsourced == ["Leonardo", "Vinci"]
 
