@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.reporting import machine, table
+from pipeline.evaluation.tables import machine, table
 
 FILES = ["hotpotqa", "2wikimultihopqa", "musique", "asqa"]
 LEXICAL = [0.5, 0.6, 0.7, 0.8, 0.9]

@@ -18,7 +18,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from pipeline.reporting import table
+from pipeline.evaluation.tables import table
 
 SCORES = [("em", "EM"), ("f1", "F1"), ("support_recall", "support recall"), ("str_em", "STR-EM"),
           ("rouge_l", "ROUGE-L")]

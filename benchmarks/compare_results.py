@@ -23,7 +23,7 @@ import statistics
 import numpy as np
 from pathlib import Path
 
-from pipeline.reporting import table
+from pipeline.evaluation.tables import table
 
 
 def _stat(function, digits: int = 1):

@@ -37,7 +37,7 @@ from corpora.store import CollectionStore
 from models.embeddings import SentenceEmbeddings
 from pipeline.evaluation.data import file_sha256, load_items
 from pipeline.evaluation.harness import closed_corpus
-from pipeline.reporting import machine, table
+from pipeline.evaluation.tables import machine, table
 from pipeline.runtime import default_data_dir
 
 

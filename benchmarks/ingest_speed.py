@@ -11,10 +11,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from pipeline.reporting import machine, median, table
 from corpora.demo import demo_passages
 from corpora.store import CollectionStore
 from models.embeddings import SentenceEmbeddings
+from pipeline.evaluation.tables import machine, median, table
 
 
 def main() -> None:

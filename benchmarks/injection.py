@@ -124,7 +124,7 @@ def _commit() -> str:
 
 
 def report(rows: list[dict]) -> str:
-    from pipeline.reporting import table
+    from pipeline.evaluation.tables import table
 
     def cut(text: str, n: int = 70) -> str:
         text = " ".join(text.split()).replace("|", "\\|")
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from pipeline.methods import METHODS
-    from pipeline.reporting import machine
+    from pipeline.evaluation.tables import machine
     from pipeline.runtime import Runtime, RuntimeConfig
     from pipeline.service import RunService
     from pipeline.settings import Settings

@@ -18,8 +18,8 @@ import statistics
 from pathlib import Path
 
 from pipeline.evaluation.metrics import best_over_aliases, f1
-from pipeline.methods.ircot import extract_answer
-from pipeline.reporting import table
+from pipeline.evaluation.tables import table
+from pipeline.methods.ircot.chain import extract_answer
 
 RIGHT = 0.5  # an answer counts as right at token F1 0.5 or more
 

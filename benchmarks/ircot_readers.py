@@ -23,10 +23,11 @@ from tqdm import tqdm
 from pipeline.answering import stream_answer
 from pipeline.evaluation.data import file_sha256, load_items
 from pipeline.evaluation.harness import closed_corpus, make_context, run_item, score
+from pipeline.evaluation.tables import machine, table
 from pipeline.events import Tracer
 from pipeline.methods import METHODS
+from pipeline.payloads import HopPayload
 from pipeline.prompting import answer_prompt, format_passages
-from pipeline.reporting import machine, table
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
 from pipeline.service import RunRequest, RunService
 from pipeline.settings import Settings
@@ -42,7 +43,6 @@ def read(ctx, question: str, pool, sentences: list[str], prompt_name: str, k: in
     passages = ctx.reranker.rerank(query, pool, k) if len(pool) > k else pool
     values = {"question": question, "passages": format_passages(passages) or "(no passages found)",
               "reasoning": " ".join(map(strip_citations, sentences)) or "(none)"}
-    ctx.method_settings = ctx.settings.for_method("ircot", METHODS["ircot"].settings)
     events = list(stream_answer(ctx, Tracer("ircot"), answer_prompt(prompt_name, "short"), values, passages))
     return events[-1].payload.answer
 
@@ -75,7 +75,7 @@ def main() -> None:
             pass
         answer = run.state.answer
         record = {"id": item.id, "question": item.question, "gold": item.answers,
-                  "chain": [hop.sentence for hop in run.state.chain()], "wall_s": time.perf_counter() - started,
+                  "chain": [hop.sentence for hop in run.state.payloads(HopPayload)], "wall_s": time.perf_counter() - started,
                   "support_recall": score(item, "", run.state.passage_ids()).get("support_recall"), "readers": {}}
         # The chain's collected passages and reasoning, as its answer step recorded them.
         pool = [Document(page_content=p.text, metadata={"title": p.title}, id=p.id) for p in answer.collected]

@@ -26,9 +26,10 @@ from models.rerankers import RankFusionReranker
 from pipeline.context import RunContext
 from pipeline.evaluation.data import file_sha256, load_items
 from pipeline.evaluation.harness import closed_corpus
+from pipeline.evaluation.tables import machine, table
 from pipeline.fold import RunState
 from pipeline.methods import get_method, run_method, settings_models
-from pipeline.reporting import machine, table
+from pipeline.payloads import VisitPayload
 from pipeline.retrieval import HybridRetriever
 from pipeline.runtime import default_data_dir
 from pipeline.settings import Settings
@@ -77,9 +78,9 @@ def main() -> None:
                              reranker=reranker)
             state = RunState.of(run_method(spec, item.question, ctx))
             add(f"KGP (guided by the question), reader's 5, {order}", state.passage_ids() or set(), gold)
-        seeds = {v.passage.id for v in state.walk() if v.seed}
+        seeds = {v.passage.id for v in state.payloads(VisitPayload) if v.seed}
         add("KGP seeds (10)", seeds, gold)
-        add("KGP visited (30)", {v.passage.id for v in state.walk() if v.passage}, gold)
+        add("KGP visited (30)", {v.passage.id for v in state.payloads(VisitPayload) if v.passage}, gold)
         reach = set(seeds) | {n.key for s in seeds for n in graph.neighbours(s)}
         add("seeds and their neighbours one edge away", reach, gold)
         reach_sizes.append(len(reach))

@@ -20,7 +20,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from pipeline.reporting import machine, table
+from pipeline.evaluation.tables import machine, table
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
 from pipeline.service import Conversation, RunRequest, RunService
 from pipeline.settings import Settings

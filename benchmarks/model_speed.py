@@ -16,10 +16,10 @@ import time
 import uuid
 from pathlib import Path
 
-from pipeline.reporting import machine, median, table
 from models.llama_backend import LlamaCppChatModel
 from models.llm import ChatResult, GenerationOptions
 from models.registry import BUNDLED, prepare_bundled
+from pipeline.evaluation.tables import machine, median, table
 
 FILLER = ("The history of the printing press begins with movable type in East Asia and continues with "
           "Gutenberg's press in Mainz around 1440, which spread across Europe within fifty years. ") * 12

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from pipeline.reporting import table
+from pipeline.evaluation.tables import table
 
 COLUMNS = [("em", "EM"), ("f1", "F1"), ("str_em", "STR-EM"), ("rouge_l", "ROUGE-L"),
            ("str_em_rouge_l_geomean", "geomean(STR-EM, ROUGE-L)"), ("support_recall", "support recall"),

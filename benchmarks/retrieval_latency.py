@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.reporting import machine, median, table
 from corpora.demo import demo_passages
 from corpora.store import CollectionStore
 from models.embeddings import SentenceEmbeddings
+from pipeline.evaluation.tables import machine, median, table
 from pipeline.retrieval import HybridRetriever
 
 EVAL_DIR = Path(__file__).resolve().parent.parent / "data" / "eval"

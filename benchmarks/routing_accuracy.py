@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.reporting import machine, table
+from pipeline.evaluation.tables import machine, table
 from pipeline.routing import Router, ambiguity_cue, labelled_questions, multi_hop_cue
 
 ROOT = Path(__file__).resolve().parent.parent

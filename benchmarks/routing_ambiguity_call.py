@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from benchmarks.routing_accuracy import PLAIN_HELD_OUT, PLAIN_TUNING, ROOT, SPLIT, questions
-from pipeline.reporting import machine, table
+from pipeline.evaluation.tables import machine, table
 
 PROMPT = Path(__file__).with_name("data") / "ambiguity_call.yaml"
 
@@ -36,7 +36,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from models.llm import GenerationOptions
     from models.loading import load_chat_model
-    from pipeline.verification import probability_true
+    from pipeline.methods.toc.verification import probability_true
 
     spec = yaml.safe_load(PROMPT.read_text(encoding="utf-8"))
     grammar = (ROOT / "pipeline/prompts/true_false.gbnf").read_text()

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.routing_accuracy import ROOT, questions, splits, PLAIN_TUNING
-from pipeline.reporting import machine, table
+from pipeline.evaluation.tables import machine, table
 from pipeline.routing import ambiguity_cue, labelled_questions, multi_hop_cue
 
 C_GRID = (0.1, 0.3, 1.0, 3.0, 10.0)

@@ -23,7 +23,7 @@ from typing import Iterator
 import yaml
 
 from models.llm import ChatModel, ChatResult, GenerationOptions, Message
-from pipeline.reporting import machine, table
+from pipeline.evaluation.tables import machine, table
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
 from pipeline.service import RunRequest, RunService
 

@@ -15,7 +15,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from pipeline.reporting import table
+from pipeline.evaluation.tables import table
 
 NOT_A_READING = ("duplicate", "no-clarification", "no-short-answer")
 

@@ -22,8 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from pipeline.reporting import machine, median, percentile, table
+from pipeline.evaluation.tables import machine, median, percentile, table
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
+from ui import headless
 
 QUESTIONS = [  # answerable from the bundled demo corpus
     "Who directed the film Back to the Future?",
@@ -172,10 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=default_data_dir())
     parser.add_argument("--fake-tree", type=int, default=0, metavar="N",
                         help="no model: a scripted Tree of Clarifications of about N steps (at most about 68)")
-    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromium", default=headless.CHROMIUM)
     args = parser.parse_args(argv)
-
-    from playwright.sync_api import sync_playwright
 
     from pipeline.events import read_jsonl
     from pipeline.methods import METHODS
@@ -202,9 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     traces = data_dir / "traces"
     rows, first_steps, lags, costs, picture_lags, picture_costs = [], [], [], [], [], []
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=args.chromium, headless=True,
-                                                 args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        with headless.launch(args.chromium) as browser:
             page = browser.new_page(viewport={"width": 1500, "height": 1000})
             page.goto(f"http://127.0.0.1:{port}/")
             page.wait_for_selector("#question textarea")
@@ -247,7 +244,6 @@ def main(argv: list[str] | None = None) -> int:
                     rows.append([method, question[:48], f"{first:.2f}", f"{total:.1f}", len(events), steps,
                                  _ms(run_lags), _ms([lag for lag, _ in run_picture]), _ms(run_costs, digits=2),
                                  _ms([c for c, _ in run_picture_costs], digits=2)])
-            browser.close()
     finally:
         app.close()
         runtime.close()

@@ -18,7 +18,7 @@ import json
 import os
 from pathlib import Path
 
-from pipeline.reporting import machine, table
+from pipeline.evaluation.tables import machine, table
 
 
 def right(scores: dict) -> bool:

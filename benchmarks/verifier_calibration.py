@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from pipeline.evaluation import metrics
-from pipeline.reporting import table
+from pipeline.evaluation.tables import table
 
 THRESHOLDS = [0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
 PARTS = [("score (mean of both)", "score"), ("P(True)", "p_true"), ("relevance", "relevance")]

@@ -22,7 +22,7 @@ import statistics
 from pathlib import Path
 
 from benchmarks.plots import mode_label
-from pipeline.reporting import percentile, table
+from pipeline.evaluation.tables import percentile, table
 
 AGENT_COUNTS = [("actions_per_question", "actions"), ("queries_per_question", "queries"),
                 ("pages_per_question", "pages"), ("facts_per_question", "facts"),

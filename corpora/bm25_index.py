@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
-import shutil
 from pathlib import Path
 
 import bm25s
 
+from corpora.manifest import read_manifest, save_with_manifest
 from models.lexical import bm25_top, build_bm25
 
 
@@ -39,20 +38,17 @@ class BM25Index:
         return [(self.ids[row], score) for row, score in bm25_top(self.index, query, k, len(self.ids))]
 
     def save(self, folder: Path) -> None:
-        tmp = folder.with_name(folder.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        if self.index is not None:
-            self.index.save(str(tmp / "bm25"))
-        (tmp / "manifest.json").write_text(json.dumps({"fingerprint": self.fingerprint, "ids": self.ids}))
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
+        def write(tmp: Path) -> None:
+            if self.index is not None:
+                self.index.save(str(tmp / "bm25"))
+
+        save_with_manifest(folder, {"fingerprint": self.fingerprint, "ids": self.ids}, write)
 
     @classmethod
     def load(cls, folder: Path) -> "BM25Index | None":
         """The saved index in ``folder``, or None when there is none or it cannot be read."""
         try:
-            manifest = json.loads((folder / "manifest.json").read_text())
+            manifest = read_manifest(folder)
             index = bm25s.BM25.load(str(folder / "bm25")) if manifest["ids"] else None
         except (OSError, ValueError, KeyError):
             return None

@@ -16,8 +16,6 @@ this module). It is built and extended by ``corpora.graph_build`` and saved besi
 
 from __future__ import annotations
 
-import json
-import shutil
 from dataclasses import dataclass, field, replace
 from enum import IntFlag
 from pathlib import Path
@@ -27,6 +25,7 @@ import rustworkx as rx
 
 from corpora.bm25_index import fingerprint
 from corpora.keywords import KeywordModel
+from corpora.manifest import read_manifest, save_with_manifest
 
 FORMAT = 1  # of the saved files; another value is rebuilt, never misread
 MAX_TITLE_MEMBERS = 50  # passages of a named document offered to the walk (in position order)
@@ -275,22 +274,20 @@ class PassageGraph:
             "vocabulary": self.keywords.vocabulary if self.keywords else None,
             "fitted_on": self.keywords.fitted_on if self.keywords else 0,
         }
-        tmp = folder.with_name(folder.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        np.savez(tmp / "graph.npz", src=src, dst=dst, mask=mask, salient_ptr=pointer,
-                 salient=np.concatenate(salient) if salient else np.zeros(0, dtype=np.int32),
-                 idf=self.keywords.idf if self.keywords else np.zeros(0, dtype=np.float32),
-                 knn_floor=np.array([self.knn_floor.get(i.key, -1.0) for i in infos], dtype=np.float32))
-        (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False))
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
+
+        def write(tmp: Path) -> None:
+            np.savez(tmp / "graph.npz", src=src, dst=dst, mask=mask, salient_ptr=pointer,
+                     salient=np.concatenate(salient) if salient else np.zeros(0, dtype=np.int32),
+                     idf=self.keywords.idf if self.keywords else np.zeros(0, dtype=np.float32),
+                     knn_floor=np.array([self.knn_floor.get(i.key, -1.0) for i in infos], dtype=np.float32))
+
+        save_with_manifest(folder, manifest, write)
 
     @classmethod
     def load(cls, folder: Path) -> "PassageGraph | None":
         """The graph saved in ``folder``, or None when there is none or it cannot be read."""
         try:
-            manifest = json.loads((folder / "manifest.json").read_text())
+            manifest = read_manifest(folder)
             if manifest.get("format") != FORMAT:
                 return None
             with np.load(folder / "graph.npz", allow_pickle=False) as arrays:

@@ -19,16 +19,14 @@ from langchain_core.documents import Document
 from corpora.loaders import UnreadableFile, load_file
 from corpora.splitting import file_sha256, split_file
 from corpora.store import PassageCollection
+from pipeline.escaping import BIDI_CONTROLS
 
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
-# Every status a FileOutcome can have, for whoever shows them.
-STATUSES = ("added", "replaced", "completed", "unchanged", "failed")
-
 # Bidirectional overrides, embeddings, isolates and marks: a name holding them can display as another name.
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+_BIDI = re.compile("[" + BIDI_CONTROLS + "]")
 
 
 @dataclass(frozen=True)

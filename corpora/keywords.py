@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
+from models.lexical import stemmer
+
 MAX_WORDS = 3  # n-grams of 1-3 words (the paper uses 1-4; 4-grams of noun runs are rare and never shared)
 SALIENT = 10  # keywords kept per passage (the paper keeps 50 and links on any shared one: far denser)
 
@@ -52,15 +54,8 @@ STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"also", "however", "although", "th
 
 
 @functools.lru_cache(maxsize=1)
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
-@functools.lru_cache(maxsize=1)
 def _verb_stems() -> frozenset[str]:
-    return frozenset(_stemmer().stemWords(sorted(_VERBS)))
+    return frozenset(stemmer().stemWords(sorted(_VERBS)))
 
 
 def _content(token: str) -> bool:
@@ -72,14 +67,14 @@ def _content(token: str) -> bool:
         return True
     if lower in _IRREGULAR:
         return False
-    if lower.endswith(("ed", "ing")) and _stemmer().stemWord(lower) in _verb_stems():
+    if lower.endswith(("ed", "ing")) and stemmer().stemWord(lower) in _verb_stems():
         return False
     return not (lower.endswith("ly") and len(lower) > 4 and lower not in _LY_NOUNS)
 
 
 def _phrases(text: str, max_words: int) -> list[tuple[str, str]]:
     """(stemmed term, words as written) of every 1..``max_words``-word n-gram of each noun-like run."""
-    stem = _stemmer().stemWord
+    stem = stemmer().stemWord
     out: list[tuple[str, str]] = []
     run: list[tuple[str, str]] = []
 

@@ -189,7 +189,7 @@ class PassageCollection:
 
     def matching(self, where: dict, limit: int = 500) -> list[Document]:
         """Up to ``limit`` passages whose metadata match ``where`` (a Chroma filter such as ``{"title": "Emma"}``),
-        in storage order: the pages of the web agent's local web (``pipeline.browsing.local``)."""
+        in storage order: the pages of the web agent's local web (``pipeline.methods.webagent.browsing.local``)."""
         found = self._raw.get(where=where, include=["documents", "metadatas"], limit=limit)
         return [Document(page_content=text, metadata={**(meta or {}), "collection": self.name}, id=key)
                 for key, text, meta in zip(found["ids"], found["documents"], found["metadatas"])]

@@ -11,7 +11,9 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index buil
 
 
 @functools.lru_cache(maxsize=1)
-def _stemmer():
+def stemmer():
+    """The English Snowball stemmer (PyStemmer), one instance shared by the BM25 tokens, the keyword graph and the
+    support check, so that they all stem alike."""
     import Stemmer
 
     return Stemmer.Stemmer("english")
@@ -19,7 +21,7 @@ def _stemmer():
 
 def tokenize(texts: list[str]):
     """bm25s tokens of ``texts``: lower-cased, English stop words removed, stemmed."""
-    return bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), show_progress=False)
+    return bm25s.tokenize(texts, stopwords="en", stemmer=stemmer(), show_progress=False)
 
 
 def build_bm25(texts: list[str]) -> bm25s.BM25:

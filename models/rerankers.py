@@ -1,11 +1,10 @@
-"""Re-ranking a pool of passages for a query. No trained cross-encoder is packaged, so the default fuses the
-BM25 and dense ranks; a cross-encoder from a user-given path and LLM relevance scoring are the options."""
+"""Re-ranking a pool of passages for a query. No trained cross-encoder is packaged, so the reranker fuses the
+BM25 and dense ranks."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -13,7 +12,6 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from models.lexical import bm25_top, build_bm25
-from models.llm import ChatModel, GenerationOptions
 
 RRF_K = 60  # the constant of Cormack et al. (2009), also the usual default in hybrid search
 
@@ -125,46 +123,3 @@ def maximal_marginal_relevance(ranked: list[Document], vectors: np.ndarray, top_
         score[chosen] = -np.inf
         chosen.append(int(np.argmax(score)))
     return [ranked[i] for i in chosen]
-
-
-class CrossEncoderReranker:
-    """A sentence-transformers cross-encoder loaded from a local folder the user supplies."""
-
-    def __init__(self, path: Path | str) -> None:
-        from sentence_transformers import CrossEncoder
-
-        self.name = f"cross-encoder {Path(path).name}"
-        self._model = CrossEncoder(str(path), device="cpu", local_files_only=True)
-
-    def rerank(self, query: str, documents: list[Document], top_k: int) -> list[Document]:
-        if not documents:
-            return []
-        scores = self._model.predict([(query, text) for text in _texts(documents)], show_progress_bar=False)
-        order = np.argsort(-np.asarray(scores))[:top_k]
-        return [_with_score(documents[i], float(scores[i])) for i in order]
-
-
-class LLMRelevanceReranker:
-    """Scores each passage by the model's probability of answering "Yes" to "is this passage relevant?"."""
-
-    name = "LLM relevance"
-    GRAMMAR = 'root ::= "Yes" | "No"'
-
-    def __init__(self, llm: ChatModel, prompt: str) -> None:
-        self.llm = llm
-        self.prompt = prompt  # a template with {question} and {passage}
-
-    def score(self, query: str, document: Document) -> float:
-        text = self.prompt.format(question=query, passage=_texts([document])[0])
-        result = self.llm.chat(
-            [{"role": "user", "content": text}],
-            GenerationOptions(max_tokens=1, grammar=self.GRAMMAR, top_logprobs=10),
-        )
-        yes = result.first_token_probability(("yes",)) or 0.0
-        no = result.first_token_probability(("no",)) or 0.0
-        return yes / (yes + no) if yes + no > 0 else float(result.text.strip().lower() == "yes")
-
-    def rerank(self, query: str, documents: list[Document], top_k: int) -> list[Document]:
-        scored = [(self.score(query, doc), i) for i, doc in enumerate(documents)]
-        scored.sort(key=lambda pair: (-pair[0], pair[1]))
-        return [_with_score(documents[i], s) for s, i in scored[:top_k]]

@@ -24,15 +24,14 @@ from corpora.ingest import ingest_files
 from corpora.store import CollectionError
 from models.errors import ModelError
 from models.registry import BUNDLED, prepare_bundled
-from pipeline.events import EventKind, Status, StepEvent
+from pipeline.events import Status, StepEvent
 from pipeline.fold import RunState
 from pipeline.methods import METHODS, settings_models
-from pipeline.payloads import (ActionPayload, AnswerPayload, EvidencePayload, HopPayload, NodePayload,
-                               RetrievePayload, VisitPayload, WalkPayload)
 from pipeline.progress import ProgressBar
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir, default_model
 from pipeline.service import AUTO, RunRequest, RunService
 from pipeline.settings_cli import add_settings_arguments, settings_from_args
+from pipeline.steps import kind_of
 from pipeline.web import WebSource
 
 
@@ -41,72 +40,50 @@ def _runtime(args) -> Runtime:
 
 
 class Printer:
-    """Prints a run for people as its events arrive: the route, retrievals, tree nodes, reasoning steps, the
-    streamed answer and its sources, warnings and errors (on stderr)."""
+    """Prints a run for people as its events arrive, from the table of step kinds: the route, each finished
+    step's headline and lines (indented by its depth), the streamed answer, and warnings and errors on stderr."""
 
     def __init__(self) -> None:
         self.answer_open = False
 
     def show(self, event: StepEvent, state: RunState) -> None:
-        p = event.payload
-        if event.kind == EventKind.ROUTE:
-            print(f"# {p.describe()}")
-        elif event.kind == EventKind.ANSWER_TOKEN:
+        kind = kind_of(event)
+        if kind.role == "route":
+            print(f"# {kind.title(event)}")
+        elif kind.role == "stream":
             if not self.answer_open:
                 print("\nAnswer: ", end="")
                 self.answer_open = True
-            print(p.text, end="", flush=True)
-        elif event.kind.is_note:
-            if event.kind in (EventKind.WARNING, EventKind.ERROR):
-                text = p.message if p.message == event.title else f"{event.title}: {p.message}"
-                print(f"! {text}", file=sys.stderr)
-        elif event.status != Status.DONE:
-            return
-        elif isinstance(p, AnswerPayload):
-            if not self.answer_open:
-                print(f"\nAnswer: {p.answer}", end="")
-            print()
-            for passage in p.passages:
-                mark = "*" if passage.number in p.citations else " "
-                print(f" {mark}[{passage.number}] {passage.label()}")
-        elif isinstance(p, NodePayload) and p.state != "root":
-            reason = f"  ({p.reason})" if p.reason else ""
-            print(f"{'  ' * p.depth}[{p.state}] {p.question} -> {p.answer}{reason}")
-        elif isinstance(p, HopPayload):
-            found = f"; +{len(p.passages)} passages" if p.query else ""
-            print(f"- Step {p.step}: {p.sentence or '(nothing)'}{found} ({event.elapsed_s or 0:.1f} s)")
-        elif isinstance(p, RetrievePayload):
-            print(f"- {event.title}: {len(p.passages)} passages ({event.elapsed_s or 0:.2f} s)")
-        elif isinstance(p, ActionPayload):
-            self._action(event, p)
-        elif isinstance(p, WalkPayload):
-            visited = (f": {p.visited} passage{'s' if p.visited != 1 else ''} visited" if p.mode != "retrieval"
-                       else "")
-            print(f"- {event.title}{visited} ({event.elapsed_s or 0:.1f} s)")
-        elif isinstance(p, VisitPayload):
-            score = f" (score {p.score:.2f})" if p.score is not None else ""
-            via = f" via {p.via}" if p.via else ""
-            print(f"{'  ' * (p.depth + 1)}- {event.title}{via}{score}")
-        elif isinstance(p, EvidencePayload):
-            print(f"{'  ' * p.depth}  ? next evidence: {p.text or '(nothing usable)'} -> {p.chosen} of "
-                  f"{p.candidates} neighbours ({event.elapsed_s or 0:.1f} s)")
+            print(event.payload.text, end="", flush=True)
+        elif kind.role == "note":
+            if kind.alert:
+                for line in kind.lines(event, state):
+                    print(f"! {line}", file=sys.stderr)
+        elif event.status == Status.DONE:
+            lines = kind.lines(event, state)
+            if self.answer_open and event is state.final_answer:
+                print()  # the answer was streamed: its lines after it
+                lines = lines[1:]
+            else:
+                indent = "  " * _depth(state, event)
+                print(f"{indent}- {kind.title(event)} ({event.elapsed_s or 0:.1f} s)")
+                lines = [f"{indent}    {line}" for line in lines]
+            for line in lines:
+                print(line)
 
-    @staticmethod
-    def _action(event: StepEvent, p: ActionPayload) -> None:
-        """A browsing action: its title, the results it showed, the sentences it quoted, a refusal or failure."""
-        number = f"{p.step:>2}. " if p.step is not None else "    "
-        print(f"- {number}{event.title} ({event.elapsed_s or 0:.1f} s)")
-        if p.action in ("search", "scroll_down", "scroll_up", "back"):
-            for r in p.results:
-                print(f"        [{r.number}] {r.title}{' · ' + r.url if r.url else ''}")
-        if p.action == "quote":
-            for s in p.sentences:
-                if s.quoted:
-                    print(f"        > {s.text}")
-        # A start's or finish's message is its title (an offline start's is also a warning, printed as such).
-        for text in (p.refused, p.error, "" if p.action in ("start", "finish") else p.message):
-            if text:
-                print(f"        ({text})")
+
+def _depth(state: RunState, step: StepEvent) -> int:
+    """How far ``step`` is indented: one level per ancestor, except where a sequence (a chain, a timeline)
+    continues at the same level, as the reasoning view draws it."""
+    depth, child, parent = 0, step, step.parent_id
+    for _ in range(200):  # a hand-made trace may nest without end
+        if parent not in state.steps:
+            break
+        above = state.steps[parent]
+        continues = len(state.children.get(parent, [])) == 1 and (kind_of(above).sequential or kind_of(child).sequential)
+        depth += 0 if continues else 1
+        child, parent = above, above.parent_id
+    return depth
 
 
 def _ask(args) -> int:

@@ -11,7 +11,7 @@ from models.errors import LLMCallError
 from models.llm import ChatResult, GenerationOptions, llm_cost
 from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
-from pipeline.payloads import AnswerPayload, RetrievePayload, TokenPayload, WarningPayload, passage_refs
+from pipeline.payloads import AnswerExtras, AnswerPayload, RetrievePayload, TokenPayload, WarningPayload, passage_refs
 from pipeline.prompting import Prompt
 from pipeline.support import abstention, best_support, says_unanswerable, unsourced_names
 from pipeline.text import CITATION
@@ -61,15 +61,15 @@ def stream_answer(
     *,
     parent_id: str | None = None,
     title: str = "Answer",
-    extra: dict | None = None,
+    extras: AnswerExtras | None = None,
     finish: Callable[[str], str] | None = None,
     grounded: bool = True,
     support_passages: list[Document] | None = None,
     support_questions: list[str] | None = None,
 ) -> Iterator[StepEvent]:
     """Generate the answer, yielding one ``answer_token`` event per piece (all with the answer step's id:
-    consumers append their text) and a final ``answer`` event with the text, citations and cost. ``extra``
-    holds further ``AnswerPayload`` fields (a chain's reasoning, a tree's interpretations); ``finish`` may complete
+    consumers append their text) and a final ``answer`` event with the text, citations and cost. ``extras``
+    is what the method adds to its answer (a chain's reasoning, a tree's interpretations); ``finish`` may complete
     the checked text before its citations are read (ToC adds the answers of interpretations the model left out).
 
     Passages with instruction-like text (left out of the prompt by ``format_passages``) get a warning; the
@@ -95,7 +95,7 @@ def stream_answer(
             text = abstention(support, passages)
             payload = AnswerPayload(answer=text, citations=cited_numbers(text, len(passages)),
                                     passages=passage_refs(passages), abstained=True, support=support.coverage,
-                                    **(extra or {}))
+                                    extras=extras)
             yield tracer.event(payload, title, id=step, parent_id=parent_id)
             return
     flagged = scan(passages)
@@ -148,7 +148,7 @@ def stream_answer(
                                "Names not in the sources", parent_id=step)
     payload = AnswerPayload(answer=text, citations=cited, passages=passage_refs(passages),
                             finish_reason=result.finish_reason, abstained=abstained, unsourced=names,
-                            **(extra or {}))
+                            extras=extras)
     yield tracer.event(payload, title, id=step, parent_id=parent_id, **llm_cost(result))
 
 

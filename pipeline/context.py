@@ -6,7 +6,6 @@ import threading
 from dataclasses import dataclass, field
 
 from langchain_core.embeddings import Embeddings
-from pydantic import BaseModel
 
 from models.cancel import CancellableModel
 from models.errors import Cancelled
@@ -27,7 +26,6 @@ class RunContext:
     embeddings: Embeddings | None = None  # for demo selection and relevance checks
     reranker: Reranker | None = None  # orders a pool of passages for a new query
     cancel: threading.Event = field(default_factory=threading.Event)
-    method_settings: BaseModel | None = None  # the running method's own settings (set by ``run_method``)
 
     def stop_with(self, cancel: threading.Event) -> None:
         """Make ``cancel`` this run's Stop switch, checked by the model on every token as well."""

@@ -17,13 +17,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from pipeline.reporting import machine, table
 from corpora.store import CollectionError
 from models.errors import ModelError
 from models.rerankers import RankFusionReranker
 from pipeline.evaluation.data import load_items
 from pipeline.evaluation.harness import (ResultsFile, closed_corpus, data_config, make_context, method_config,
                                          run_item)
+from pipeline.evaluation.tables import machine, table
 from pipeline.methods import METHODS, settings_models
 from pipeline.progress import ProgressBar
 from pipeline.routing import Router

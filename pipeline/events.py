@@ -19,32 +19,20 @@ from typing import Any, Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from pipeline.payloads import NOTE_KINDS, Payload
+from pipeline.steps import KINDS, NOTE_KINDS, Payload
 
 TRACE_VERSION = 2
 
 
-class EventKind(str, Enum):
-    ROUTE = "route"
-    RETRIEVE = "retrieve"
-    NODE = "node"
-    EXPAND = "expand"
-    VERIFY = "verify"
-    PRUNE = "prune"
-    HOP = "hop"
-    ACTION = "action"
-    WALK = "walk"
-    VISIT = "visit"
-    EVIDENCE = "evidence"
-    ANSWER_TOKEN = "answer_token"
-    ANSWER = "answer"
-    WARNING = "warning"
-    ERROR = "error"
-
+class _Kind(str, Enum):
     @property
     def is_note(self) -> bool:
         """Shown on its parent step (a verdict, a pruning, a warning) rather than as a step of its own."""
         return self.value in NOTE_KINDS
+
+
+# One member per kind of the table of step kinds (``EventKind.HOP == "hop"``).
+EventKind = _Kind("EventKind", [(name.upper(), name) for name in KINDS])
 
 
 class Status(str, Enum):
@@ -169,6 +157,8 @@ def read_jsonl(path: Path) -> Iterator[StepEvent]:
                 data = json.loads(line)
                 if isinstance(data, dict) and "v" not in data:
                     data = _upgrade(data)
+                elif isinstance(data, dict):
+                    data = _upgrade_v2(data)
                 yield StepEvent.model_validate(data)
             except ValidationError as exc:
                 error = exc.errors()[0]
@@ -221,4 +211,25 @@ def _upgrade(data: dict) -> dict:
         if kind == "answer" and payload.get("interpretations"):
             payload["interpretations"] = [{"question": i.get("question", ""), "answer": i.get("answer") or ""}
                                           for i in payload["interpretations"]]
-    return {**data, "v": TRACE_VERSION, "kind": payload["kind"], "payload": payload}
+    return _upgrade_v2({**data, "v": TRACE_VERSION, "kind": payload["kind"], "payload": payload})
+
+
+# Traces written before answers had ``extras`` kept every method's answer fields flat on the answer, and marked
+# a stop only by its title; both are rewritten here (a trace of today passes unchanged).
+_TREE_FIELDS, _CHAIN_FIELDS = ("unambiguous", "interpretations"), ("reader", "reasoning", "short_answer")
+
+
+def _upgrade_v2(data: dict) -> dict:
+    payload = dict(data.get("payload") or {}) if isinstance(data.get("payload"), dict) else data.get("payload")
+    if isinstance(payload, dict) and payload.get("kind") == "answer":
+        moved = {key: payload.pop(key) for key in (*_TREE_FIELDS, *_CHAIN_FIELDS, "collected") if key in payload}
+        if moved.get("unambiguous") is not None:
+            payload["extras"] = {"kind": "tree", **{k: moved[k] for k in _TREE_FIELDS if moved.get(k) is not None}}
+        elif moved.get("reader"):
+            payload["extras"] = {"kind": "chain", **{k: moved[k] for k in (*_CHAIN_FIELDS, "collected")
+                                                     if moved.get(k) is not None}}
+        elif moved.get("collected"):
+            payload["extras"] = {"kind": "walk", "collected": moved["collected"]}
+    if isinstance(payload, dict) and payload.get("kind") == "warning" and data.get("title") == "Stopped":
+        payload["stopped"] = True
+    return {**data, "v": TRACE_VERSION, "payload": payload}

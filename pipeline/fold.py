@@ -7,9 +7,19 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from pipeline.events import EventKind, Status, StepEvent
-from pipeline.payloads import (ActionPayload, AnswerPayload, ErrorPayload, HopPayload, NodePayload, PassageRef,
-                               RoutePayload, VerifyPayload, VisitPayload)
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel
+
+from pipeline.events import Status, StepEvent
+from pipeline.payloads import AnswerPayload, ErrorPayload, PassageRef, RetrievePayload, RoutePayload, WarningPayload
+from pipeline.steps import kind_of
+
+P = TypeVar("P", bound=BaseModel)
+
+# How a run ended, or that it has not: answered, stopped (Stop or a limit), failed (an error), ended without
+# an answer for another reason (a trace that stops short), or still running.
+Outcome = Literal["running", "answered", "stopped", "failed", "ended"]
 
 
 @dataclass(frozen=True)
@@ -41,13 +51,14 @@ class RunState:
     def add(self, event: StepEvent) -> None:
         """Fold one event in: a new step, an update of a known one, a note on its parent, or answer text."""
         self.events.append(event)
-        if event.kind == EventKind.ANSWER_TOKEN:
+        role = kind_of(event).role
+        if role == "stream":
             self.streamed += event.payload.text
             return
-        if event.kind == EventKind.ROUTE:
+        if role == "route":
             self.route = event.payload
             return
-        if event.kind.is_note:
+        if role == "note":
             self.notes[event.parent_id if event.parent_id in self.steps else None].append(event)
             return
         if event.id not in self.steps:
@@ -63,7 +74,7 @@ class RunState:
     @property
     def final_answer(self) -> StepEvent | None:
         """The finished answer step, if the run has one."""
-        done = [s for s in self.steps.values() if s.kind == EventKind.ANSWER and s.status == Status.DONE]
+        done = [s for s in self.steps.values() if isinstance(s.payload, AnswerPayload) and s.status == Status.DONE]
         return done[-1] if done else None
 
     @property
@@ -91,17 +102,30 @@ class RunState:
         """The question as run (from the route step), else the first retrieval's query."""
         if self.route:
             return self.route.question
-        return next((s.payload.query for s in self.steps.values() if s.kind == EventKind.RETRIEVE), "")
+        return next((s.payload.query for s in self.steps.values() if isinstance(s.payload, RetrievePayload)), "")
 
     @property
     def methods(self) -> list[str]:
-        return sorted({e.method for e in self.events if e.kind != EventKind.ROUTE})
+        return sorted({e.method for e in self.events if kind_of(e).role != "route"})
 
     def errors(self) -> list[str]:
         return [n.payload.message for ns in self.notes.values() for n in ns if isinstance(n.payload, ErrorPayload)]
 
     def stopped(self) -> bool:
-        return any(n.kind == EventKind.WARNING and n.title == "Stopped" for ns in self.notes.values() for n in ns)
+        """Whether the run was stopped (a warning marked ``stopped``)."""
+        return any(isinstance(n.payload, WarningPayload) and n.payload.stopped
+                   for ns in self.notes.values() for n in ns)
+
+    @property
+    def outcome(self) -> Outcome:
+        """How the run ended: answered, stopped, failed or ended (without an answer); running while it goes on."""
+        if self.final_answer is not None:
+            return "answered"
+        if self.stopped():
+            return "stopped"
+        if self.errors():
+            return "failed"
+        return "ended" if self.closed else "running"
 
     @property
     def finished(self) -> bool:
@@ -116,36 +140,19 @@ class RunState:
 
     # The structure.
 
-    def nodes(self) -> list[NodePayload]:
-        """The final state of every tree node (ToC), in creation order."""
-        return [s.payload for s in self.steps.values() if isinstance(s.payload, NodePayload)]
+    def payloads(self, model: type[P], done: bool = True) -> list[P]:
+        """The final payload of every step whose payload is a ``model`` (only finished steps unless not
+        ``done``), in creation order: a method's tree nodes, chain steps, visits or actions."""
+        return [s.payload for s in self.steps.values() if isinstance(s.payload, model)
+                and (not done or s.status == Status.DONE)]
 
-    def node_steps(self) -> list[tuple[str, NodePayload]]:
-        """(step id, final state) of every tree node, in creation order."""
-        return [(i, s.payload) for i, s in self.steps.items() if isinstance(s.payload, NodePayload)]
+    def steps_of(self, model: type[P]) -> list[tuple[str, P]]:
+        """(step id, final payload) of every step whose payload is a ``model``, finished or not."""
+        return [(i, s.payload) for i, s in self.steps.items() if isinstance(s.payload, model)]
 
-    def verdict_evidence(self, step_id: str) -> dict[str, float]:
-        """The numbers behind the last verdict on a step: P(True) and relevance (empty when not verified)."""
-        verdicts = [n.payload for n in self.notes.get(step_id, []) if isinstance(n.payload, VerifyPayload)]
-        if not verdicts:
-            return {}
-        evidence = verdicts[-1].evidence
-        return {k: v for k, v in (("p_true", evidence.p_true), ("relevance", evidence.relevance)) if v is not None}
-
-    def chain(self) -> list[HopPayload]:
-        """The finished reasoning steps (IRCoT), in order."""
-        return [s.payload for s in self.steps.values() if isinstance(s.payload, HopPayload)
-                and s.status == Status.DONE]
-
-    def actions(self) -> list[ActionPayload]:
-        """The finished actions of a browsing agent (web agent), in order."""
-        return [s.payload for s in self.steps.values() if isinstance(s.payload, ActionPayload)
-                and s.status == Status.DONE]
-
-    def walk(self) -> list[VisitPayload]:
-        """The nodes a graph walk (KGP) visited, in the order it reached them."""
-        return [s.payload for s in self.steps.values() if isinstance(s.payload, VisitPayload)
-                and s.status == Status.DONE]
+    def notes_on(self, step_id: str, model: type[P]) -> list[P]:
+        """The payloads of the notes on one step that are a ``model`` (its verdicts, its prunings)."""
+        return [n.payload for n in self.notes.get(step_id, []) if isinstance(n.payload, model)]
 
     def edges(self) -> list[Edge]:
         """Parent edges and typed links between steps that exist. A step's link to its own parent gives the
@@ -162,7 +169,7 @@ class RunState:
     def has_retrieval(self) -> bool:
         """Whether the run read sources: a retrieval, a graph walk, or a browsing agent's actions (pages loaded,
         quotes)."""
-        return any(s.kind in (EventKind.RETRIEVE, EventKind.ACTION, EventKind.WALK) for s in self.steps.values())
+        return any(kind_of(s).reads_sources for s in self.steps.values())
 
     def passage_ids(self) -> set[str] | None:
         """Ids of every passage the run retrieved or gave the model; None when it had no retrieval step. A
@@ -172,7 +179,7 @@ class RunState:
         ids: set[str] = set()
         for step in self.steps.values():
             if step.status == Status.DONE:
-                ids.update(p.id for p in getattr(step.payload, "passages", []) if p.id)
+                ids.update(p.id for p in kind_of(step).passages(step.payload) if p.id)
         return ids
 
     # Cost.

@@ -161,24 +161,65 @@ class TokenPayload(_Strict):
     text: str
 
 
+class TreeExtras(_Strict):
+    """What Tree of Clarifications adds to its answer: the interpretations it answered, or that none survived
+    (the question was treated as unambiguous)."""
+
+    kind: Literal["tree"] = "tree"
+    unambiguous: bool
+    interpretations: list[QAPair] = Field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """For people, one line each."""
+        if self.unambiguous:
+            return ["treated as unambiguous: no interpretation survived"]
+        return [f"interpretation: {i.question} → {i.answer}" for i in self.interpretations]
+
+
+class ChainExtras(_Strict):
+    """What IRCoT adds to its answer: its reader, the chain's sentences, every passage the chain collected and,
+    for a chain-of-thought reader, the short answer it concluded."""
+
+    kind: Literal["chain"] = "chain"
+    reader: str
+    reasoning: list[str] = Field(default_factory=list)
+    collected: list[PassageRef] = Field(default_factory=list)
+    short_answer: str | None = None
+
+    def lines(self) -> list[str]:
+        """For people, one line each."""
+        return ([f"reader: {self.reader}"] + [f"reasoning: {s}" for s in self.reasoning]
+                + [f"{len(self.collected)} passages collected"]
+                + ([f"short answer: {self.short_answer}"] if self.short_answer else []))
+
+
+class WalkExtras(_Strict):
+    """What a graph walk (KGP) adds to its answer: every passage the walk collected for its reader."""
+
+    kind: Literal["walk"] = "walk"
+    collected: list[PassageRef] = Field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """For people, one line each."""
+        return [f"{len(self.collected)} passages collected by the walk"]
+
+
+AnswerExtras = Annotated[Union[TreeExtras, ChainExtras, WalkExtras], Field(discriminator="kind")]
+
+
 class AnswerPayload(_Strict):
     """The answer step: while running, empty; when done, the text, the passages it was given (numbered as
-    cited) and the numbers it cites, plus what a method adds (a chain, interpretations...)."""
+    cited) and the numbers it cites, plus what its method adds (``extras``: a chain, interpretations...)."""
 
     kind: Literal["answer"] = "answer"
     answer: str = ""
     citations: list[int] = Field(default_factory=list)
     passages: list[PassageRef] = Field(default_factory=list)
     finish_reason: str | None = None
-    short_answer: str | None = None
-    reader: str | None = None
-    reasoning: list[str] = Field(default_factory=list)
-    collected: list[PassageRef] = Field(default_factory=list)
-    unambiguous: bool | None = None
-    interpretations: list[QAPair] = Field(default_factory=list)
     abstained: bool = False  # the answer says the sources do not answer the question
     support: float | None = None  # share of the question's key terms the passages mention, when too low
     unsourced: list[str] = Field(default_factory=list)  # names and numbers in the answer no given passage mentions
+    extras: AnswerExtras | None = None
 
 
 class ResultRef(_Strict):
@@ -304,21 +345,14 @@ class EvidencePayload(_Strict):
 
 
 class WarningPayload(_Strict):
+    """Something people should know about a step or the run; ``stopped``: the run was stopped (by Stop, or a
+    limit), so it ends here without an answer."""
+
     kind: Literal["warning"] = "warning"
     message: str
+    stopped: bool = False
 
 
 class ErrorPayload(_Strict):
     kind: Literal["error"] = "error"
     message: str
-
-
-Payload = Annotated[
-    Union[RoutePayload, RetrievePayload, NodePayload, ExpandPayload, VerifyPayload, PrunePayload, HopPayload,
-          TokenPayload, AnswerPayload, WarningPayload, ErrorPayload, ActionPayload, WalkPayload, VisitPayload,
-          EvidencePayload],
-    Field(discriminator="kind"),
-]
-
-# Notes on their parent step rather than steps of their own.
-NOTE_KINDS = frozenset({"verify", "prune", "warning", "error"})

@@ -6,10 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
-from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict
 
 from corpora.store import PassageCollection
 from models.rerankers import Reranker, reciprocal_rank_fusion
@@ -104,16 +101,3 @@ class PoolRetriever:
 
     def retrieve(self, query: str, k: int) -> Retrieved:
         return Retrieved(passages=self.reranker.rerank(query, self.passages, k))
-
-
-class LangChainHybridRetriever(BaseRetriever):
-    """``HybridRetriever`` as a LangChain retriever, for use in LangChain chains."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    hybrid: HybridRetriever
-    k: int = 5
-
-    def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
-    ) -> list[Document]:
-        return self.hybrid.retrieve(query, self.k).passages

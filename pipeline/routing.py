@@ -39,12 +39,12 @@ from langchain_core.embeddings import Embeddings
 
 EXAMPLES = Path(__file__).with_name("routing_examples.yaml")
 
-# Why a label suits a question, in words for the view ("Auto picked X because ...").
-_WHY = {
-    "ircot": "it chains or compares facts from more than one source",
-    "toc": "it may have several readings (a version, a time, a person...)",
-    "oner": "it asks for one plain fact that one retrieval can find",
-}
+
+def _method_reasons() -> dict[str, str]:
+    """Why each registered method suits a question, in its own words (``MethodSpec.chosen_because``)."""
+    from pipeline.methods import METHODS  # the registry imports every method; Auto needs it only when choosing
+
+    return {name: spec.chosen_because for name, spec in METHODS.items() if spec.chosen_because}
 
 
 _COMPARISON = re.compile(
@@ -167,13 +167,22 @@ class Router:
     function returning the embedder, so that building a router costs nothing until Auto is first used."""
 
     def __init__(self, embeddings: Embeddings | Callable[[], Embeddings], k: int = 7,
-                 examples: Path = EXAMPLES, toc_share: float = 0.4) -> None:
+                 examples: Path = EXAMPLES, toc_share: float = 0.4, reasons: dict[str, str] | None = None) -> None:
         self._embeddings = embeddings
+        self._reasons = reasons
         self.k = k
         self.toc_share = toc_share
         self._path = examples
         self._vectors: np.ndarray | None = None
         self._lock = threading.Lock()
+
+    @property
+    def reasons(self) -> dict[str, str]:
+        """Why a label suits a question, in words for the view ("Auto picked X because ..."): each method's
+        own (``MethodSpec.chosen_because``) unless given."""
+        if self._reasons is None:
+            self._reasons = _method_reasons()
+        return self._reasons
 
     def _embedder(self) -> Embeddings:
         return self._embeddings if isinstance(self._embeddings, Embeddings) else self._embeddings()
@@ -223,9 +232,9 @@ class Router:
         total = sum(votes.values())
         toc, oner = votes.get("toc", 0.0), votes.get("oner", 0.0)
         if method == "oner" and toc and toc >= self.toc_share * (toc + oner):
-            return Choice("toc", f"{_WHY['toc']} (ToC holds {toc / (toc + oner):.0%} of the weight that the "
+            return Choice("toc", f"{self.reasons.get('toc', '')} (ToC holds {toc / (toc + oner):.0%} of the weight that the "
                                  f"{self.k} most similar labelled questions give ToC and OneR, and "
                                  f"{self.toc_share:.0%} is enough).")
-        return Choice(method, f"{_WHY.get(method, 'it resembles questions this method answers well')} "
+        return Choice(method, f"{self.reasons.get(method, 'it resembles questions this method answers well')} "
                               f"({votes[method] / total:.0%} of the weight of the {self.k} most similar labelled "
                               "questions).")

@@ -150,7 +150,7 @@ class RunService:
         try:
             ctx = context if context is not None else self._context(request, web, cancel)
         except Cancelled:
-            yield tracer.event(WarningPayload(message="The run was stopped."), "Stopped")
+            yield tracer.event(WarningPayload(message="The run was stopped.", stopped=True), "Stopped")
             return
         except (CollectionError, ModelError, ValueError) as exc:
             yield tracer.event(ErrorPayload(message=str(exc)), "Cannot answer")

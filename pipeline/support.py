@@ -22,6 +22,7 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
+from models.lexical import stemmer
 from pipeline.text import strip_citations
 from pipeline.untrusted import neutralise
 
@@ -40,15 +41,8 @@ def _stop_words() -> frozenset[str]:
     return frozenset(ENGLISH_STOP_WORDS) | _QUESTION_WORDS
 
 
-@functools.lru_cache(maxsize=1)
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
 def _stems(words: list[str]) -> list[str]:
-    return _stemmer().stemWords([w.lower().replace("’", "'").removesuffix("'s") for w in words])
+    return stemmer().stemWords([w.lower().replace("’", "'").removesuffix("'s") for w in words])
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from pipeline.events import read_jsonl, write_jsonl
 from pipeline.fold import RunState
-from pipeline.payloads import ActionPayload, HopPayload, NodePayload, VisitPayload
+from pipeline.steps import kind_of
+from pipeline.steps.kind import one_line
 
 log = logging.getLogger(__name__)
 
@@ -17,7 +18,7 @@ def markdown_report(state: RunState, header: str = "", picture: str | None = Non
     """The run as Markdown: the question, the picture (``picture``: the name of its SVG file, beside the
     report), every step as a nested list, the answer and its sources."""
     calls, tokens, seconds = state.totals()
-    lines = [f"# {_one_line(state.question)}", "",
+    lines = [f"# {one_line(state.question)}", "",
              f"Method: {', '.join(state.methods)} · {calls} LLM calls · {tokens} tokens · {seconds:.1f} s", ""]
     if header:
         lines += [header, ""]
@@ -29,28 +30,11 @@ def markdown_report(state: RunState, header: str = "", picture: str | None = Non
         pad = "  " * (depth + 1)
         for step_id in ids:
             step = state.steps[step_id]
-            p = step.payload
-            text, extra = step.title, ""
-            if isinstance(p, HopPayload) and p.sentence:
-                text = p.sentence
-            if isinstance(p, NodePayload):
-                text = p.question
-                extra = (f" → {_one_line(p.answer)}" if p.answer else "") + f" [{p.state}]"
-            lines.append(f"{'  ' * depth}- **{step.kind.value}** {_one_line(text)}{extra}")
-            if isinstance(p, HopPayload) and p.query:
-                lines.append(f"{pad}- query: {_one_line(p.query)}")
-            if isinstance(p, ActionPayload):
-                lines.extend(f"{pad}- {line}" for line in _action_lines(p))
-            if isinstance(p, VisitPayload):  # a graph walk's node: the edge that led there and what it holds
-                via = f" via {_one_line(p.via)}" if p.via else ""
-                score = f", score {p.score:.2f}" if p.score is not None else ""
-                lines.append(f"{pad}- {p.edge}{via}{score}: "
-                             f"{_one_line(p.passage.label() if p.passage else p.label)}")
-            if step.kind.value != "answer":
-                for passage in getattr(p, "passages", []):
-                    lines.append(f"{pad}- [{passage.number or '·'}] {_one_line(passage.label())}")
+            kind = kind_of(step)
+            lines.append(f"{'  ' * depth}- **{step.kind.value}** {one_line(kind.title(step))}")
+            lines.extend(f"{pad}- {line}" for line in kind.lines(step, state))
             for note in state.notes.get(step_id, []):
-                lines.append(f"{pad}- {note.kind.value}: {_one_line(note.title)}")
+                lines.extend(f"{pad}- {note.kind.value}: {line}" for line in kind_of(note).lines(note, state))
             walk(state.children.get(step_id, []), depth + 1)
 
     walk(state.children[None], 0)
@@ -59,30 +43,8 @@ def markdown_report(state: RunState, header: str = "", picture: str | None = Non
     if sources:
         lines += ["## Sources", ""]
         for passage in sources:
-            lines += [f"[{passage.number}] {passage.label()}", "", f"> {_one_line(passage.text)}", ""]
+            lines += [f"[{passage.number}] {passage.label()}", "", f"> {one_line(passage.text)}", ""]
     return "\n".join(lines)
-
-
-def _action_lines(p: ActionPayload) -> list[str]:
-    """What a browsing action showed: the results, the page window, the quoted sentences (in bold), a merge, a
-    refusal or failure."""
-    out = []
-    if p.action in ("search", "scroll_down", "scroll_up", "back"):
-        out += [f"result [{r.number}] {_one_line(r.title)}{' · ' + r.url if r.url else ''}" for r in p.results]
-    if p.page is not None and p.action in ("load", "scroll_down", "scroll_up"):
-        out.append(f"page: {_one_line(p.page.title)}, part {p.page.window} of {p.page.windows}")
-    if p.action == "quote":
-        out += [f"quoted [{s.number}]: **{_one_line(s.text)}**" for s in p.sentences if s.quoted]
-    if p.merged:
-        out.append(f"merged facts {' + '.join(f'[{n}]' for n in p.merged)} into fact [{p.fact}]")
-    note = "" if p.action == "finish" else p.message  # a finish's message is its title
-    out += [f"{label}: {_one_line(text)}" for label, text in (("refused", p.refused), ("failed", p.error),
-                                                             ("note", note)) if text]
-    return out
-
-
-def _one_line(text) -> str:
-    return " ".join(str(text or "").split())
 
 
 def save_trace(state: RunState, folder: Path, header: str = "", picture: bool = False) -> list[Path]:

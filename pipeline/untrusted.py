@@ -28,15 +28,17 @@ from dataclasses import dataclass, field
 
 from langchain_core.documents import Document
 
+from pipeline.escaping import BIDI_CONTROLS
 from pipeline.text import CITATION, normalize_answer, sentence_end
 
 MARKER = "[instruction-like text removed]"
 WITHHELD = ("No answer: the reply repeated what an instruction hidden in a passage asked for, instead of "
             "answering from the passages.")
 
-# Invisible characters that can split a trigger word ("I\u200bgnore") without showing.
-_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e"
-                        "\u2060-\u2064\u2066-\u2069\ufeff]")
+# Invisible characters that can split a trigger word ("I\u200bgnore") without showing: zero-width and format
+# characters, and the bidirectional-text controls.
+_INVISIBLE = re.compile("[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200d\u2060-\u2064\ufeff"
+                        + BIDI_CONTROLS + "]")
 
 # Chat-template control tokens of the common families (ChatML, Llama 2/3, Gemma, Phi, DeepSeek's full-width
 # bars) and whole fake turns between them.

@@ -83,10 +83,10 @@ class WebSource:
 
     @property
     def pages(self):
-        """This session's guarded page loader with its cache of loaded pages (``pipeline.browsing.fetch``)."""
+        """This session's guarded page loader with its cache of loaded pages (``pipeline.fetch``)."""
         with self._lock:
             if self._pages is None:
-                from pipeline.browsing.fetch import PageFetcher
+                from pipeline.fetch import PageFetcher
 
                 self._pages = PageFetcher()
             return self._pages

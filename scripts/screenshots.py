@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.ui_latency import choose, free_port  # noqa: E402  (after the path is set)
+from ui import headless  # noqa: E402
 
 TOC_QUESTION = "Who was England's prime minister during WW1?"
 IRCOT_QUESTION = "What heritage site, known for a British explorer, is listed Seventeen Seventy Australia?"
@@ -97,14 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="default")
     parser.add_argument("--data-dir", type=Path, default=default_data_dir())
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
-    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromium", default=headless.CHROMIUM)
     parser.add_argument("--only", default=",".join(SHOTS), help="comma-separated shots to take (default: all)")
     args = parser.parse_args(argv)
     shots = set(filter(None, args.only.split(",")))
     if shots - set(SHOTS):
         parser.error(f"unknown shots {sorted(shots - set(SHOTS))}; choose from {', '.join(SHOTS)}")
-
-    from playwright.sync_api import sync_playwright
 
     from ui.app import build_app, launch_options
 
@@ -118,9 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     written = []
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=args.chromium, headless=True,
-                                                 args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        with headless.launch(args.chromium) as browser:
             page = browser.new_page(viewport={"width": 1500, "height": 1000})
             page.goto(f"http://127.0.0.1:{port}/")
             page.wait_for_selector("#question textarea")
@@ -164,7 +161,6 @@ def main(argv: list[str] | None = None) -> int:
                 _settle(page)
                 page.locator("#compare").screenshot(path=args.out / "compare.png")
                 written.append("compare.png")
-            browser.close()
     finally:
         app.close()
         runtime.close()

@@ -12,10 +12,10 @@ import time
 import pytest
 from langchain_core.documents import Document
 
-from pipeline.browsing.fetch import PageFetcher, is_public
-from pipeline.browsing.local import LocalWeb
-from pipeline.browsing.pages import BrowseError, make_windows, snippet, split_sentences, words_preview
-from pipeline.browsing.realweb import RealWeb
+from pipeline.fetch import PageFetcher, is_public
+from pipeline.methods.webagent.browsing.local import LocalWeb
+from pipeline.methods.webagent.browsing.pages import BrowseError, make_windows, snippet, split_sentences, words_preview
+from pipeline.methods.webagent.browsing.realweb import RealWeb
 from pipeline.retrieval import HybridRetriever, PoolRetriever
 from pipeline.web import DuckDuckGoBackend, WebSearchError, WebSource
 from tests.conftest import free_port

@@ -282,11 +282,11 @@ def test_an_old_untyped_trace_is_read_and_converted(tmp_path):
     assert verdict.keep and verdict.evidence.p_true == 0.95 and verdict.verifier == "evidence"
 
     state = RunState.of(events)
-    assert [(n.question, n.state, n.prune_kind) for n in state.nodes()] == [
+    assert [(n.question, n.state, n.prune_kind) for n in state.payloads(NodePayload, done=False)] == [
         (OLD_AQ, "root", ""), (OLD_Q24, "kept", ""), (OLD_DUP, "pruned", "duplicate")]
     assert [n.kind.value for n in state.notes["n6"]] == ["prune"] and state.children["e3"] == ["n4", "n6"]
     answer = state.answer
-    assert isinstance(answer, AnswerPayload) and answer.interpretations == [QAPair(question=OLD_Q24,
+    assert isinstance(answer, AnswerPayload) and answer.extras.interpretations == [QAPair(question=OLD_Q24,
                                                                                    answer="Tadej Pogacar")]
     assert state.cited_passages()[0].title == "Tour de France" and state.cost()["llm_calls"] == 3
     assert "[kept]" in markdown_report(load_trace(path))

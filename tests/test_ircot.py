@@ -11,7 +11,7 @@ from langchain_core.documents import Document
 from pipeline.answering import NO_ANSWER
 from pipeline.context import RunContext
 from pipeline.events import EventKind, Status
-from pipeline.methods.ircot import clean_query, extract_answer
+from pipeline.methods.ircot.chain import clean_query, extract_answer
 from pipeline.retrieval import HybridRetriever
 from pipeline.text import first_sentence, has_complete_sentence
 from pipeline.web import WebSource
@@ -126,7 +126,7 @@ def test_answer_is_ends_the_loop_and_the_cot_reader_uses_it():
     assert [h.payload.stop for h in hops(events)] == ["", "The reasoning reached an answer."]
     answer = answer_event(events)
     assert answer.payload.answer == "Bloemfontein" and answer.llm_calls == 0
-    assert answer.payload.reader == "cot" and answer.payload.short_answer == "Bloemfontein"
+    assert answer.payload.extras.reader == "cot" and answer.payload.extras.short_answer == "Bloemfontein"
     assert len(llm.calls) == 2  # two reasoning steps, no reader call
 
 
@@ -195,9 +195,9 @@ def test_events_form_a_chain_and_the_reader_answers_from_the_best_collected_pass
     assert [h.parent_id for h in steps] == [root.id, steps[0].id, steps[1].id]
     answer = answer_event(events)
     assert answer.parent_id == steps[-1].id
-    assert len(answer.payload.passages) == 4 and len(answer.payload.collected) == 9
-    assert answer.payload.reasoning[-1] == "So the answer is: Bloemfontein."
-    assert answer.payload.reader == "direct"
+    assert len(answer.payload.passages) == 4 and len(answer.payload.extras.collected) == 9
+    assert answer.payload.extras.reasoning[-1] == "So the answer is: Bloemfontein."
+    assert answer.payload.extras.reader == "direct"
     assert sum(e.llm_calls for e in events) == 4
 
 
@@ -219,7 +219,7 @@ def test_reader_passages_zero_gives_the_direct_reader_every_collected_passage():
                      settings=settings_with(answer_style="short", ircot={"k": 3, "reader_passages": 0}))
     answer = answer_event(run_events("ircot", QUESTION, ctx))
     assert reranker.calls == 0  # nothing to choose: the reader reads the whole pool, in collection order
-    assert [p.id for p in answer.payload.passages] == [p.id for p in answer.payload.collected]
+    assert [p.id for p in answer.payload.passages] == [p.id for p in answer.payload.extras.collected]
     assert len(answer.payload.passages) == 9 and [p.number for p in answer.payload.passages] == list(range(1, 10))
     assert "\n[9] Doc" in llm.calls[-1][0][-1]["content"]
 
@@ -316,7 +316,7 @@ def test_context_reader_asks_the_reasoning_prompt_for_the_answer_so_its_prefix_i
     llm = context_reader_llm(["Tolkien wrote The Hobbit [1].", "Tolkien was born in Bloemfontein [5]."], reply)
     events = run(llm, fresh_passages(), k=3, max_steps=2, reader="context")
     answer = answer_event(events)
-    assert answer.payload.reader == "context" and answer.payload.answer == short
+    assert answer.payload.extras.reader == "context" and answer.payload.answer == short
     assert len(llm.calls) == 3 and answer.llm_calls == 1
     last_step, reader = llm.calls[1][0], llm.calls[2][0]
     # Same system, demos and question; the passages grew by the second step's retrieval, then the reasoning.
@@ -336,8 +336,8 @@ def test_passages_reader_hides_the_reasoning_but_keeps_the_cached_prefix():
                              "Bloemfontein [5].")
     events = run(llm, fresh_passages(), k=3, max_steps=2, reader="passages")
     answer = answer_event(events)
-    assert answer.payload.reader == "passages" and answer.payload.answer == "Bloemfontein"
-    assert answer.payload.reasoning == ["Tolkien wrote The Hobbit [1].", "Tolkien was born in Bloemfontein [5]."]
+    assert answer.payload.extras.reader == "passages" and answer.payload.answer == "Bloemfontein"
+    assert answer.payload.extras.reasoning == ["Tolkien wrote The Hobbit [1].", "Tolkien was born in Bloemfontein [5]."]
     assert len(llm.calls) == 3 and answer.llm_calls == 1
     last_step, reader = llm.calls[1][0], llm.calls[2][0]
     assert reader[:-1] == last_step[:-1]  # same system, demos and question

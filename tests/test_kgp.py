@@ -24,10 +24,10 @@ from pipeline.context import RunContext
 from pipeline.events import EventKind, Status
 from pipeline.evaluation.data import EvalItem
 from pipeline.fold import RunState
-from pipeline.methods.kgp import clean_evidence, walk_scores
-from pipeline.payloads import PassageRef
+from pipeline.methods.kgp.walk import clean_evidence, walk_scores
+from pipeline.payloads import PassageRef, VisitPayload
 from pipeline.retrieval import HybridRetriever, PoolRetriever, Retrieved
-from pipeline.structure import StructureAsk, named_sources, structure_ask
+from pipeline.methods.kgp.structure_nodes import StructureAsk, named_sources, structure_ask
 from pipeline.trace import markdown_report
 from tests.fakes import ScriptedLLM, ScriptedRetriever, run_events, settings_with
 from ui.view import render
@@ -360,7 +360,7 @@ def walk(evidence="alpha", seeds=("s1", "s2"), graph=True, current=True, top_k=5
 
 
 def visits(state):
-    return [(v.node, v.edge, v.depth) for v in state.walk()]
+    return [(v.node, v.edge, v.depth) for v in state.payloads(VisitPayload)]
 
 
 def test_the_walk_expands_seeds_breadth_first_with_the_best_neighbours_for_the_evidence():
@@ -391,7 +391,7 @@ def test_budget_branching_and_depth():
     assert visits(state) == [("s1", "seed", 0), ("s2", "seed", 0), ("a3", "knn", 1), ("a1", "knn", 1)]
     assert state.cost()["llm_calls"] == 2  # the budget ran out before s2 was expanded
     state, _, retriever = walk(seeds=("s1", "s2", "s3"), budget=2)
-    assert retriever.asked == [2] and [v.node for v in state.walk()] == ["s1", "s2"]
+    assert retriever.asked == [2] and [v.node for v in state.payloads(VisitPayload)] == ["s1", "s2"]
     state, llm, _ = walk(neighbours=1, depth=2, evidence=["alpha", "alpha", "deeper"])
     assert visits(state) == [("s1", "seed", 0), ("s2", "seed", 0), ("a3", "knn", 1), ("b1", "knn", 1),
                              ("d1", "knn", 2)]
@@ -403,7 +403,7 @@ def test_budget_branching_and_depth():
 
 def test_the_walk_without_its_agent_and_without_the_graph():
     state, llm, _ = walk(neighbours=2, guide="question")
-    assert state.cost()["llm_calls"] == 1 and len(state.walk()) == 6  # only the reader called the model
+    assert state.cost()["llm_calls"] == 1 and len(state.payloads(VisitPayload)) == 6  # only the reader called the model
     evidence = [s.payload for s in state.steps.values() if s.kind == EventKind.EVIDENCE]
     assert evidence and all(e.text == "" and "no model call" in e.fallback for e in evidence)
     state, llm, retriever = walk(seeds=("s1", "s2", "s3"), depth=0, budget=3)
@@ -417,7 +417,7 @@ def test_the_reader_gets_as_many_passages_as_oner_and_recall_counts_those():
     assert [p.id for p in answer.passages] == ["s1", "a3", "s2"]  # each seed with its best neighbour
     assert "[2] A3: alpha alpha alpha" in llm.calls[-1][0][-1]["content"]  # as the reader read them
     assert state.passage_ids() == {"s1", "a3", "s2"}  # not the six visited
-    assert len(answer.collected) == 6
+    assert len(answer.extras.collected) == 6
     reader = state.final_answer
     assert {state.steps[link.target].payload.node for link in reader.links} == {"s1", "a3", "s2"}
     class Item(EvalItem):  # supporting passages named by this walk's ids (a dataset's are content hashes)
@@ -432,7 +432,7 @@ def test_the_reader_gets_as_many_passages_as_oner_and_recall_counts_those():
 def test_by_default_the_reader_gets_the_visited_passages_that_best_match_the_question(embeddings):
     reranker = RankFusionReranker(embeddings)
     state, _, _ = walk(neighbours=2, top_k=3, reranker=reranker)
-    visited = [WALK_DOCS[v.node] for v in state.walk()]
+    visited = [WALK_DOCS[v.node] for v in state.payloads(VisitPayload)]
     expected = [d.id for d in reranker.rerank("Which Avon fact?", visited, 3)]
     assert [p.id for p in state.answer.passages] == expected and set(expected) != {"s1", "a3", "s2"}
 
@@ -445,7 +445,7 @@ def test_evidence_asking_for_nothing_falls_back_to_the_question_and_a_failed_cal
     state, _, _ = walk(evidence=[LLMCallError("context full")])
     failed = [s for s in state.steps.values() if s.kind == EventKind.EVIDENCE]
     assert failed[0].status == Status.FAILED and "context full" in state.notes[failed[0].id][0].payload.message
-    assert state.answer is not None and [v.node for v in state.walk()] == ["s1", "s2"]
+    assert state.answer is not None and [v.node for v in state.payloads(VisitPayload)] == ["s1", "s2"]
 
 
 @pytest.mark.parametrize("text, clean", [("Next evidence: Aurel Marin's birthplace.", "Aurel Marin's birthplace."),
@@ -460,7 +460,7 @@ def test_without_a_graph_the_run_warns_and_answers_from_a_plain_retrieval():
     state, llm, _ = walk(graph=False)
     warnings = [n.payload.message for ns in state.notes.values() for n in ns if n.kind == EventKind.WARNING]
     assert any("no passage graph yet" in w and "python -m pipeline graph walk" in w for w in warnings)
-    assert state.answer is not None and state.walk() == [] and state.cost()["llm_calls"] == 1
+    assert state.answer is not None and state.payloads(VisitPayload) == [] and state.cost()["llm_calls"] == 1
     assert state.passage_ids() == {"s1", "s2"}
     root = next(s for s in state.steps.values() if s.kind == EventKind.WALK)
     assert root.payload.mode == "retrieval"
@@ -475,7 +475,7 @@ def test_without_a_graph_the_run_warns_and_answers_from_a_plain_retrieval():
 def test_an_out_of_date_graph_is_walked_with_a_warning():
     state, _, _ = walk(current=False)
     messages = [n.payload.message for ns in state.notes.values() for n in ns]
-    assert any("earlier state of the collection" in m for m in messages) and len(state.walk()) > 2
+    assert any("earlier state of the collection" in m for m in messages) and len(state.payloads(VisitPayload)) > 2
 
 
 def test_per_question_pools_get_a_graph_built_in_memory(embeddings):
@@ -489,8 +489,8 @@ def test_per_question_pools_get_a_graph_built_in_memory(embeddings):
                      settings=settings_with(answer_style="short", kgp={"seeds": 1, "neighbours": 1}))
     state = RunState.of(run_events("kgp", "Where was the composer of Silent Harbour born?", ctx))
     assert not state.errors()
-    assert [v.node for v in state.walk()] == ["p1", "p2"] and "title" in state.walk()[1].edge.split("+")
-    assert state.walk()[1].score is not None  # ranked with the pool's embeddings
+    assert [v.node for v in state.payloads(VisitPayload)] == ["p1", "p2"] and "title" in state.payloads(VisitPayload)[1].edge.split("+")
+    assert state.payloads(VisitPayload)[1].score is not None  # ranked with the pool's embeddings
 
 
 def test_every_consumer_draws_the_walk():
@@ -602,7 +602,7 @@ def test_a_table_question_is_answered_from_the_table_node(documents):
     state, llm = ask(documents, "What is in table 2 of report.pdf?", answer="Rainfall was 710 mm in 2022 [1].")
     root = next(s.payload for s in state.steps.values() if s.kind == EventKind.WALK)
     assert (root.mode, root.target, root.visited) == ("structure", "table 2 of report.pdf", 1)
-    (visit,) = state.walk()
+    (visit,) = state.payloads(VisitPayload)
     assert visit.edge == "structure" and visit.node_kind == "table"
     assert visit.passage.label() == "report — report.pdf, p. 3, table 2"
     (read,) = state.answer.passages
@@ -612,9 +612,9 @@ def test_a_table_question_is_answered_from_the_table_node(documents):
 
 def test_a_page_question_reads_the_page_node_and_its_passages(documents):
     state, _ = ask(documents, "Summarise page 3 of report.pdf")
-    page = state.walk()[0]
+    page = state.payloads(VisitPayload)[0]
     assert (page.node_kind, page.label, page.passage) == ("page", "Page 3 of report.pdf", None)
-    members = state.walk()[1:]
+    members = state.payloads(VisitPayload)[1:]
     assert members and all(v.edge == "page" and v.passage.page == 3 for v in members)
     assert {v.passage.table for v in members} >= {None, 1, 2}  # the text and both tables of page 3
     from pipeline.picture import layout
@@ -625,10 +625,10 @@ def test_a_page_question_reads_the_page_node_and_its_passages(documents):
 
 def test_word_and_html_tables_and_a_missing_table(documents):
     state, _ = ask(documents, "What does table 1 of lakes.docx say?")
-    (visit,) = state.walk()
+    (visit,) = state.payloads(VisitPayload)
     assert "| Vorn | 31 m |" in visit.passage.text and visit.passage.label() == "lakes — lakes.docx, table 1"
     state, _ = ask(documents, "What is in the first table of the Bird count page?")
-    assert "| Wren | 14 |" in state.walk()[0].passage.text and "Spring count" in state.walk()[0].passage.text
+    assert "| Wren | 14 |" in state.payloads(VisitPayload)[0].passage.text and "Spring count" in state.payloads(VisitPayload)[0].passage.text
     state, _ = ask(documents, "What is in table 9 of report.pdf?")
     notes = [n.payload.message for ns in state.notes.values() for n in ns]
     assert any("No table 9 in report.pdf (it has tables 1, 2)" in m for m in notes)
@@ -638,12 +638,12 @@ def test_word_and_html_tables_and_a_missing_table(documents):
     state, _ = ask(documents, "Summarise page 2 of lakes.docx")
     notes = [n.payload.message for ns in state.notes.values() for n in ns]
     assert any("No page 2 in lakes.docx" in m for m in notes), notes
-    assert all(v.passage is None or v.passage.source != "report.pdf" or v.edge != "page" for v in state.walk())
+    assert all(v.passage is None or v.passage.source != "report.pdf" or v.edge != "page" for v in state.payloads(VisitPayload))
 
 
 def test_a_page_longer_than_the_reader_reads_is_cut_with_a_warning(documents):
     state, _ = ask(documents, "Summarise page 3 of report.pdf", top_k=2)
-    members = [v for v in state.walk() if v.edge == "page"]
+    members = [v for v in state.payloads(VisitPayload) if v.edge == "page"]
     assert len(members) >= 3  # the page's text and both tables visited...
     assert len(state.answer.passages) == 2  # ...the reader reads top_k of them and says so
     notes = [n.payload.message for ns in state.notes.values() for n in ns]
@@ -673,7 +673,7 @@ def test_kgp_end_to_end_with_the_fast_model(fast_llm, store, embeddings):
     evidence = [s.payload for s in state.steps.values() if s.kind == EventKind.EVIDENCE]
     assert evidence and all(e.text or e.fallback for e in evidence)
     assert len(evidence[0].text) <= 160 and "\n" not in evidence[0].text  # the grammar's bound
-    assert 2 < len(state.walk()) <= 5 and state.answer.answer.strip()
+    assert 2 < len(state.payloads(VisitPayload)) <= 5 and state.answer.answer.strip()
     assert len(state.answer.passages) == ctx.settings.top_k
 
 

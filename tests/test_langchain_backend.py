@@ -13,6 +13,7 @@ from models.langchain_backend import LangChainChatBackend
 from models.llm import GenerationOptions
 from models.rerankers import RankFusionReranker
 from pipeline.context import RunContext
+from pipeline.payloads import NodePayload
 from pipeline.service import RunRequest, RunService
 from tests.fakes import ScriptedRetriever, settings_with
 from tests.test_method_plugins import AQ, DOCS
@@ -48,5 +49,5 @@ def test_methods_run_on_a_langchain_model(method, replies, embeddings):
     list(run)
     assert not run.state.errors() and "Pogacar" in run.state.answer.answer
     if method == "toc":
-        kept = [n for n in run.state.nodes() if n.state in ("kept", "restored")]
+        kept = [n for n in run.state.payloads(NodePayload, done=False) if n.state in ("kept", "restored")]
         assert [n.answer for n in kept] == ["Tadej Pogacar"]

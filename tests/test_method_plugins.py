@@ -119,8 +119,7 @@ class EchoSettings(BaseModel):
     tone: Literal["plain", "loud"] = Field("plain", description="Shout or not.")
 
 
-def echo_run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator:
-    cfg: EchoSettings = ctx.method_settings
+def echo_run(question: str, ctx: RunContext, tracer: Tracer, cfg: EchoSettings) -> Iterator:
     passages = ctx.retrieve(question).passages
     first = tracer.new_id("r")
     yield tracer.event(RetrievePayload(query=question, passages=passage_refs(passages)), "Retrieve", id=first)

@@ -19,7 +19,7 @@ from pipeline.events import Link, Status, Tracer
 from pipeline.fold import RunState
 from pipeline.payloads import (ActionPayload, AnswerPayload, EvidencePayload, ExpandPayload, HopPayload,
                                NodePayload, PassageRef, QAPair, RetrievePayload, RoutePayload, VisitPayload,
-                               WalkPayload, WarningPayload)
+                               TreeExtras, WalkPayload, WarningPayload)
 from pipeline.picture import draw, layout, mode_of
 from pipeline.picture import styles as picture_styles
 from pipeline.picture.layout import FONT, PAD_X, SAT_FONT, SAT_W
@@ -295,7 +295,7 @@ def big_tree(long: str = "Which of the many cyclists named in these passages won
                 if state != "pruned" and len(nxt) < 8:
                     nxt.append(node)
         frontier = nxt
-    events.append(tracer.event(AnswerPayload(answer=long * 3, interpretations=[QAPair(question="q", answer="a")]),
+    events.append(tracer.event(AnswerPayload(answer=long * 3, extras=TreeExtras(unambiguous=False, interpretations=[QAPair(question="q", answer="a")])),
                                "Answer", id="a", parent_id="n0"))
     return closed(events)
 

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from models.llm import GenerationOptions
+from pipeline.payloads import NodePayload
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.real_model
@@ -84,7 +85,7 @@ def test_toc_end_to_end_with_the_fast_model(demo_data_dir, fast_llm, embeddings)
     final = events[-1]
     assert final.kind == EventKind.ANSWER and final.status == Status.DONE and len(final.payload.answer) > 20
     assert sum(e.llm_calls for e in events) < 20
-    nodes = RunState.of(events).nodes()
+    nodes = RunState.of(events).payloads(NodePayload, done=False)
     assert nodes and nodes[0].state == "root"
     assert all(n.state in {"root", "kept", "pruned", "restored"} for n in nodes)
     assert all(n.prune_kind for n in nodes if n.state == "pruned")
@@ -110,7 +111,7 @@ def test_ircot_end_to_end_with_the_fast_model(demo_data_dir, fast_llm, embedding
     assert all(s.llm_calls == 1 and first_sentence(s.payload.sentence) == s.payload.sentence for s in steps)
     final = events[-1]
     assert final.kind == EventKind.ANSWER and final.status == Status.DONE and final.payload.answer
-    assert len(final.payload.collected) <= 15
+    assert len(final.payload.extras.collected) <= 15
 
 
 def test_generation_stops_once_the_until_test_passes(fast_llm):

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.documents import Document
 
 from models.rerankers import RankFusionReranker, reciprocal_rank_fusion
-from pipeline.retrieval import HybridRetriever, LangChainHybridRetriever
+from pipeline.retrieval import HybridRetriever
 from pipeline.web import DuckDuckGoBackend, WebSearchError, WebSource
 from tests.fakes import ScriptedSearch
 
@@ -80,47 +80,12 @@ def test_real_ddgs_backend_reports_offline_quickly():
     assert time.perf_counter() - started < 5
 
 
-def test_langchain_retriever_interface(collections):
-    retriever = LangChainHybridRetriever(hybrid=HybridRetriever(collections), k=2)
-    assert retriever.invoke("Swiss Alps")[0].page_content == "The Rhine rises in the Swiss Alps."
-
-
 def test_rank_fusion_reranker_orders_a_pool_by_a_new_query(embeddings):
     pool = [Document(page_content=t, metadata={"title": ""}) for t in
             ["Bananas are yellow fruit.", "Paris is the capital of France.", "The Seine flows through Paris."]]
     top = RankFusionReranker(embeddings).rerank("Which river runs through Paris?", pool, 2)
     assert top[0].page_content == "The Seine flows through Paris." and len(top) == 2
     assert top[0].metadata["rerank_score"] > top[1].metadata["rerank_score"]
-
-
-def test_llm_relevance_reranker_uses_the_probability_of_yes():
-    from models.rerankers import LLMRelevanceReranker
-    from tests.fakes import ScriptedLLM
-
-    pool = [Document(page_content=t, metadata={"title": ""}) for t in ["Cats purr.", "The Nile is long."]]
-    log_yes = {"Cats purr.": -2.0, "The Nile is long.": -0.1}  # the model's log P("Yes") per passage
-
-    def reply(messages, options):
-        passage = messages[-1]["content"].split("Passage: \n", 1)[1].split("\n")[0]
-        llm.logprobs = {"Yes": log_yes[passage], "No": -1.0}
-        return "Yes"  # the sampled word is the same for both: only the probabilities can order them
-
-    llm = ScriptedLLM(reply, logprobs={})
-    prompt = "Question: {question}\nPassage: {passage}\nRelevant?"
-    top = LLMRelevanceReranker(llm, prompt).rerank("Which river is long?", pool, 2)
-    assert [d.page_content for d in top] == ["The Nile is long.", "Cats purr."]
-    assert llm.calls[0][1].grammar and llm.calls[0][1].top_logprobs > 0
-
-
-def test_cross_encoder_reranker_loads_from_a_local_path(tmp_path):
-    from models.embeddings import bundled_embedder_path
-    from models.rerankers import CrossEncoderReranker
-
-    # No trained cross-encoder is packaged; a MiniLM with an untrained head proves the loading path only.
-    reranker = CrossEncoderReranker(bundled_embedder_path())
-    pool = [Document(page_content=t, metadata={"title": ""}) for t in ["a", "b", "c"]]
-    top = reranker.rerank("q", pool, 2)
-    assert len(top) == 2 and all("rerank_score" in d.metadata for d in top)
 
 
 class CountingEmbeddings:

@@ -87,10 +87,10 @@ def test_bfs_expansion_order_and_tree_links(retriever, embeddings):
     assert [e.payload.prune_kind for e in prune] == ["duplicate"]
     assert not [e for e in events if e.kind == EventKind.VERIFY and e.parent_id == dup.id]
     final = events[-1]
-    assert final.kind == EventKind.ANSWER and final.status == Status.DONE and final.payload.unambiguous is False
-    assert [i.question for i in final.payload.interpretations] == [Q24, Q23,
+    assert final.kind == EventKind.ANSWER and final.status == Status.DONE and final.payload.extras.unambiguous is False
+    assert [i.question for i in final.payload.extras.interpretations] == [Q24, Q23,
                                                                    "Who won the 2024 Tour de France Femmes?"]
-    assert final.payload.interpretations[0].answer == "Tadej Pogacar"
+    assert final.payload.extras.interpretations[0].answer == "Tadej Pogacar"
     assert "Tadej Pogacar" in script.llm.calls[-1][0][-1]["content"]  # interpretations reach the answer prompt
 
 
@@ -166,8 +166,8 @@ def test_unambiguous_fallback_when_nothing_survives(retriever, embeddings):
                         answer="Tadej Pogacar won the most recent Tour [1].")
     events = run_toc(script, retriever, embeddings)
     final = events[-1]
-    assert final.payload.unambiguous is True and "treated as unambiguous" in final.title
-    assert final.payload.interpretations == []
+    assert final.payload.extras.unambiguous is True and "treated as unambiguous" in final.title
+    assert final.payload.extras.interpretations == []
     assert final.payload.answer == "Tadej Pogacar won the most recent Tour [1]."
 
 
@@ -177,7 +177,7 @@ def test_malformed_reply_is_a_warning_not_a_crash(retriever, embeddings):
     failed = [e for e in events if e.kind == EventKind.EXPAND and e.status == Status.FAILED]
     assert failed and "wrong format" in failed[0].payload.message
     assert any(e.kind == EventKind.WARNING for e in events)
-    assert events[-1].kind == EventKind.ANSWER and events[-1].payload.unambiguous is True
+    assert events[-1].kind == EventKind.ANSWER and events[-1].payload.extras.unambiguous is True
 
 
 def test_model_failure_during_verification_ends_with_an_error(retriever, embeddings):
@@ -249,7 +249,7 @@ def test_free_reply_that_fails_the_schema_is_retried_under_the_grammar(retriever
 
 
 def test_the_constrained_retry_uses_the_schema_of_the_reply_model(retriever, embeddings):
-    from pipeline.methods.toc import Clarifications
+    from pipeline.methods.toc.settings import Clarifications
 
     schemas = []
 
@@ -264,7 +264,7 @@ def test_the_constrained_retry_uses_the_schema_of_the_reply_model(retriever, emb
     events = run_events("toc", AQ, ctx)
     assert schemas == [None, Clarifications.model_json_schema()]
     assert schemas[1]["properties"]["disambiguations"]["maxItems"] == 4
-    assert events[-1].kind == EventKind.ANSWER and events[-1].payload.unambiguous is True
+    assert events[-1].kind == EventKind.ANSWER and events[-1].payload.extras.unambiguous is True
 
 
 def test_an_empty_clarification_list_is_a_valid_reply(retriever, embeddings):
@@ -277,7 +277,7 @@ def test_an_empty_clarification_list_is_a_valid_reply(retriever, embeddings):
     assert not expansion[0].payload.constrained_retry and expansion[0].llm_calls == 1
     assert [options.json_schema for _, options in script.llm.calls] == [None, None]  # clarify, answer
     assert not any(e.kind == EventKind.WARNING for e in events)
-    assert events[-1].payload.unambiguous is True
+    assert events[-1].payload.extras.unambiguous is True
 
 
 def test_answers_contained_in_one_another_are_duplicates(retriever, embeddings):
@@ -335,7 +335,7 @@ def test_the_answer_covers_every_kept_interpretation(retriever, embeddings):
     ctx = RunContext(llm=llm, retriever=retriever, embeddings=embeddings,
                      settings=settings_with(toc={"max_depth": 1}))  # covering is the default
     final = run_events("toc", AQ, ctx)[-1]
-    kept = {i.answer for i in final.payload.interpretations}
+    kept = {i.answer for i in final.payload.extras.interpretations}
     assert {"Tadej Pogacar", "Jonas Vingegaard", "Katarzyna Niewiadoma"} <= kept
     assert final.payload.answer.startswith("The 2024 Tour was won by Tadej Pogacar [1].")
     for added in ("Jonas Vingegaard", "Katarzyna Niewiadoma"):
@@ -358,7 +358,7 @@ def test_a_short_answer_file_gets_a_short_answer_from_the_kept_interpretations_p
                      settings=settings_with(answer_style="short", toc={"max_depth": 1}))
     final = run_events("toc", AQ, ctx)[-1]
     assert final.payload.answer == "Tadej Pogacar"  # no long answer, no covering sentences
-    assert len(final.payload.interpretations) >= 2  # the tree is still there to see
+    assert len(final.payload.extras.interpretations) >= 2  # the tree is still there to see
     assert systems[-1].startswith("You answer questions from the numbered passages")  # the short OneR reader
     assert not any(s.startswith("You write answers to ambiguous questions") for s in systems)
 
@@ -385,7 +385,7 @@ def test_the_support_check_reads_the_retrieved_pool_not_only_the_answer_passages
     script = TreeScript({AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard")]})
     events = run_toc(script, HybridRetriever([collection]), embeddings)
     answer = events[-1]
-    assert answer.kind == EventKind.ANSWER and not answer.payload.unambiguous
+    assert answer.kind == EventKind.ANSWER and not answer.payload.extras.unambiguous
     assert {p.title for p in answer.payload.passages} <= {"Tadej Pogacar", "Jonas Vingegaard"}
     assert not answer.payload.abstained and "Tadej Pogacar" in answer.payload.answer
 
@@ -406,7 +406,7 @@ def test_a_kept_interpretation_in_the_passages_words_supports_the_answer(store, 
     ctx = RunContext(llm=script.llm, retriever=HybridRetriever([collection]), embeddings=embeddings,
                      settings=settings_with(toc={**PAPER, "keep_threshold": 0.0}))
     answer = run_events("toc", question, ctx)[-1]
-    assert answer.kind == EventKind.ANSWER and not answer.payload.unambiguous
+    assert answer.kind == EventKind.ANSWER and not answer.payload.extras.unambiguous
     assert not answer.payload.abstained and answer.payload.answer.startswith("H. H. Asquith [1]")
 
 

@@ -13,7 +13,8 @@ from pipeline.payloads import (AnswerPayload, Evidence, HopPayload, NodePayload,
                                RoutePayload, TokenPayload, VerifyPayload, WarningPayload)
 from pipeline.trace import load_trace, markdown_report, save_trace
 from ui.answer import answer_message, last_user_text
-from ui.view import BIDI_CONTROLS, esc, md_block, md_safe, plain, render
+from pipeline.escaping import BIDI_CONTROLS, esc, md_block, md_safe, plain
+from ui.view import render
 
 EVIL = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 
@@ -143,7 +144,7 @@ def test_tree_nodes_nest_and_show_state_and_verdict():
     assert re.search(r'data-step="n1">.*<ul class="rv-list"><li class="[^"]*state-pruned[^"]*" data-step="n2"', html)
     assert "Verifier: prune, score 0.20" in html and "p_true" in html and "→ 2024" in html
     assert not state.finished
-    assert [n.state for n in state.nodes()] == ["root", "pruned"]
+    assert [n.state for n in state.payloads(NodePayload, done=False)] == ["root", "pruned"]
 
 
 def test_a_stopped_run_shows_interrupted_steps_and_the_notice():
@@ -151,7 +152,7 @@ def test_a_stopped_run_shows_interrupted_steps_and_the_notice():
     state = RunState()
     state.add(tracer.event(AnswerPayload(), "Answer", id="a1", status=Status.RUNNING))
     state.add(tracer.event(TokenPayload(text="Par"), "Answer", id="a1", status=Status.RUNNING))
-    state.add(tracer.event(WarningPayload(message="The run was stopped."), "Stopped"))
+    state.add(tracer.event(WarningPayload(message="The run was stopped.", stopped=True), "Stopped"))
     assert "Working" not in answer_message(state, "r") and "Par" in answer_message(state, "r")
     assert "The run was stopped." in answer_message(state, "r") and state.stopped()
     state.close()
@@ -165,7 +166,7 @@ def test_a_replayed_stopped_run_is_drawn_as_over(tmp_path):
     tracer = Tracer("oner")
     state = RunState()
     state.add(tracer.event(RetrievePayload(query="q"), "Retrieve", id="r1", status=Status.RUNNING))
-    state.add(tracer.event(WarningPayload(message="The run was stopped."), "Stopped"))
+    state.add(tracer.event(WarningPayload(message="The run was stopped.", stopped=True), "Stopped"))
     jsonl, _ = save_trace(state, tmp_path)
     replayed = render(load_trace(jsonl))
     assert 'data-state="done"' in replayed and "status-interrupted" in replayed
@@ -249,7 +250,7 @@ def test_trace_round_trip_and_report(tmp_path):
     assert [e.model_dump() for e in replayed.events] == [e.model_dump() for e in state.events]
     assert replayed.answer_text == "Paris [1] and [9]."
     text = report.read_text()
-    assert text.startswith("# What is the capital?") and "**hop** Fact 1 [1]." in text
+    assert text.startswith("# What is the capital?") and "**hop** Step 1: Fact 1 [1]." in text
     assert "Auto picked IRCoT." in text
     assert "## Sources" in text and "[1] Doc 1 — notes.txt" in text
     assert markdown_report(state).count("**hop**") == 2

@@ -18,7 +18,7 @@ from pipeline.evaluation.data import EvalItem, passage_document
 from pipeline.evaluation.harness import make_context, run_item, summarize
 from pipeline.events import EventKind, Status
 from pipeline.fold import RunState
-from pipeline.methods.webagent import browsing_scores
+from pipeline.methods.webagent.agent import browsing_scores
 from pipeline.payloads import ActionPayload
 from pipeline.retrieval import HybridRetriever, PoolRetriever
 from pipeline.service import RunService
@@ -95,7 +95,7 @@ def run(agent: Agent, docs=COMET, question=QUESTION, **webagent):
 
 
 def actions(state: RunState) -> list[ActionPayload]:
-    return state.actions()
+    return state.payloads(ActionPayload)
 
 
 def search(q):
@@ -126,9 +126,9 @@ def no_backoff(monkeypatch):
     """The agent's real-web browser retries without pausing."""
     import functools
 
-    from pipeline.browsing.realweb import RealWeb
+    from pipeline.methods.webagent.browsing.realweb import RealWeb
 
-    monkeypatch.setattr("pipeline.methods.webagent.RealWeb", functools.partial(RealWeb, sleep=lambda s: None))
+    monkeypatch.setattr("pipeline.methods.webagent.agent.RealWeb", functools.partial(RealWeb, sleep=lambda s: None))
 
 
 # The masks.
@@ -356,7 +356,7 @@ def test_the_run_draws_as_a_timeline_in_the_view_the_cli_and_the_report():
         for event in events:
             printer.show(event, state)
     assert " 2. Load [1]: <script>x</script>" in printed.getvalue()
-    assert "> <b>It returns in 2061.</b>" in printed.getvalue()
+    assert "quoted [2]: **<b>It returns in 2061.</b>**" in printed.getvalue()
 
 
 # The real web, through pages served from loopback.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from pipeline.events import EventKind
 from pipeline.fold import RunState
+from pipeline.payloads import ErrorPayload, WarningPayload
 from pipeline.text import CITATION
-from ui.view import esc, md_block, md_safe
+from pipeline.escaping import esc, md_block, md_safe
 
 
 def answer_message(state: RunState, run_id: str, waiting: int | None = None) -> str:
@@ -18,7 +18,8 @@ def answer_message(state: RunState, run_id: str, waiting: int | None = None) -> 
     Everything from the model or the passages is escaped for both HTML and Markdown (the chat renders both):
     no Markdown, HTML or bare URL in it becomes a link, an image or markup. ``waiting``: how many model calls
     of other people come before this run's next one (shown while nothing is written yet)."""
-    notices = [n for ns in state.notes.values() for n in ns if n.kind == EventKind.ERROR or n.title == "Stopped"]
+    notices = [n for ns in state.notes.values() for n in ns
+               if isinstance(n.payload, ErrorPayload) or (isinstance(n.payload, WarningPayload) and n.payload.stopped)]
     notice = "".join(f'\n\n<div class="notice notice-{n.kind.value}">{md_block(_notice_text(n))}</div>'
                      for n in notices)
     final = state.answer
@@ -85,4 +86,4 @@ def cite_key(run_id: str) -> str:
 def _notice_text(note) -> str:
     """An error as "what failed: why" ("Cannot answer: ...", "Model error: ..."); a stop as its message."""
     message = note.payload.message
-    return f"{note.title}: {message}" if note.kind == EventKind.ERROR and note.title != message else message
+    return f"{note.title}: {message}" if isinstance(note.payload, ErrorPayload) and note.title != message else message

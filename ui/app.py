@@ -27,7 +27,8 @@ from ui.ask_tab import Session, run_comparison, run_question
 from ui.examples import example_rows, use_example
 from ui.picture import picture_html, picture_placeholder, reasoning_html
 from ui.settings_form import build_settings_panel, settings_from_values
-from ui.view import esc, md_safe, placeholder
+from pipeline.escaping import esc, md_safe
+from ui.view import placeholder
 
 ASSETS = Path(__file__).parent / "assets"
 

@@ -9,14 +9,14 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.background import in_background
 from pipeline.methods import METHODS
 from pipeline.runtime import model_queue_position
 from pipeline.service import Conversation, RunRequest, RunService
 from pipeline.web import WebSource
 from ui.answer import answer_message
+from ui.background import in_background
 from ui.picture import Column, compare_html, picture_html, picture_placeholder, reasoning_html
-from ui.view import md_safe
+from pipeline.escaping import md_safe
 
 
 WAKE_S = 0.5  # while a run yields no step for this long, the chat checks whether it waits for the model

@@ -8,7 +8,7 @@ from typing import Callable
 from corpora.ingest import ingest_files
 from corpora.store import CollectionError, validate_collection_name
 from pipeline.runtime import Runtime
-from ui.view import esc
+from pipeline.escaping import esc
 
 _STATUS = {"added": "added", "replaced": "replaced (the other file of that name removed)",
            "completed": "completed (an earlier ingest had stopped part-way)", "unchanged": "already there",

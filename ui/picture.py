@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from pipeline.fold import RunState
 from pipeline.picture import draw, mode_of
-from ui.view import esc, render
+from pipeline.escaping import esc
+from ui.view import render
 
 _SHAPE_NAMES = {"tree": "Tree", "graph": "Graph", "chain": "Chain", "timeline": "Timeline", "answer": "Steps"}
 

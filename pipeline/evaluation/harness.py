@@ -107,10 +107,7 @@ def run_item(service: RunService, method: str, item: EvalItem, ctx: RunContext) 
     spec = METHODS.get(state.route.method) if state.route else None
     if spec is not None and spec.scores is not None:
         scores.update(spec.scores(item, state))
-    nodes = [{**n.model_dump(include={"question", "answer", "depth", "state", "prune_kind", "score"}),
-              **state.verdict_evidence(step_id)} for step_id, n in state.node_steps() if n.answer is not None]
-    chain = [hop.sentence for hop in state.chain()]
-    walk = [{"edge": v.edge, "depth": v.depth, "id": v.passage.id if v.passage else v.node} for v in state.walk()]
+    kept = spec.record(state) if spec is not None and spec.record is not None else {}
     errors = state.errors()
     return {
         "id": item.id,
@@ -122,9 +119,7 @@ def run_item(service: RunService, method: str, item: EvalItem, ctx: RunContext) 
         "scores": scores,
         "cost": {"wall_s": wall, **state.cost()},
         **({"abstained": True} if state.answer and state.answer.abstained else {}),
-        **({"tree": nodes} if nodes else {}),
-        **({"chain": chain} if chain else {}),
-        **({"walk": walk} if walk else {}),
+        **kept,
         **({"error": "; ".join(errors)} if errors else {}),
     }
 

@@ -1,15 +1,17 @@
 """What a method declares to be a plug-in (``MethodSpec``), and the safe way to run one.
 
-A method is a generator of step events; it declares its name and label, its settings model, the prompt files
-it uses (their versions go into evaluation results), what the view should call its structure, and any extra
-evaluation scores it has. UI controls and CLI flags for its settings are generated from the settings model.
+A method is a generator of step events, ``run(question, ctx, tracer, settings)``, given its own typed settings.
+It declares its name and label, its settings model, the prompt files it uses (their versions go into evaluation
+results), what the view should call its structure, why Auto would choose it, what the evaluation records from
+its folded run and any extra evaluation scores it has. UI controls and CLI flags for its settings are generated
+from the settings model.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -27,18 +29,32 @@ log = logging.getLogger(__name__)
 
 Structure = Literal["answer", "tree", "chain", "graph", "timeline"]
 
+S = TypeVar("S", bound=BaseModel)
+
 
 @dataclass(frozen=True)
-class MethodSpec:
-    """A method as the app, the CLI and the evaluation know it."""
+class MethodSpec(Generic[S]):
+    """A method as the app, the CLI and the evaluation know it.
+
+    - ``run``: the method itself, given the question, the run's context, the tracer that makes its events and
+      its settings (an instance of ``settings``).
+    - ``summary``: one line for people: what it does and when it helps.
+    - ``chosen_because``: Auto's reason for choosing it ("it asks for one plain fact ..."); empty when Auto
+      never picks it.
+    - ``record``: what the evaluation keeps of a folded run besides the answer and scores (a tree's nodes, a
+      chain's sentences, a walk's visits), under keys of the method's choosing.
+    - ``scores``: extra evaluation scores from an item and the folded run.
+    """
 
     name: str
     label: str
-    run: Callable[[str, RunContext, Tracer], Iterator[StepEvent]]
-    summary: str = ""  # one line for people: what it does and when it helps
-    settings: type[BaseModel] = NoSettings
+    run: Callable[[str, RunContext, Tracer, S], Iterator[StepEvent]]
+    summary: str = ""
+    chosen_because: str = ""
+    settings: type[S] = NoSettings
     structure: Structure = "answer"
     prompts: tuple[str, ...] = ()
+    record: Callable[["RunState"], dict[str, Any]] | None = None
     scores: Callable[["EvalItem", "RunState"], dict[str, float]] | None = None
 
     def prompt_versions(self) -> dict[str, Any]:
@@ -49,14 +65,15 @@ class MethodSpec:
 
 def run_method(spec: MethodSpec, question: str, ctx: RunContext, run_id: str | None = None,
                tracer: Tracer | None = None) -> Iterator[StepEvent]:
-    """Run ``spec`` on ``question``. Stopping, model failures and bugs end the run with a warning or error
-    event instead of an exception, so every consumer shows the same clear message."""
+    """Run ``spec`` on ``question`` with its settings from ``ctx.settings``. Stopping, model failures and bugs
+    end the run with a warning or error event instead of an exception, so every consumer shows the same clear
+    message."""
     tracer = tracer or Tracer(spec.name, run_id)
-    ctx.method_settings = ctx.settings.for_method(spec.name, spec.settings)
+    settings = ctx.settings.for_method(spec.name, spec.settings)
     try:
-        yield from spec.run(question, ctx, tracer)
+        yield from spec.run(question, ctx, tracer, settings)
     except Cancelled:
-        yield tracer.event(WarningPayload(message="The run was stopped."), "Stopped")
+        yield tracer.event(WarningPayload(message="The run was stopped.", stopped=True), "Stopped")
     except (LLMCallError, ModelError) as exc:
         yield tracer.event(ErrorPayload(message=str(exc)), "Model error")
     except Exception as exc:  # a bug: logged with its traceback, shown to the person as an error step

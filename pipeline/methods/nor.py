@@ -9,9 +9,10 @@ from pipeline.context import RunContext
 from pipeline.events import StepEvent, Tracer
 from pipeline.methods.base import MethodSpec
 from pipeline.prompting import answer_prompt
+from pipeline.settings import NoSettings
 
 
-def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
+def run(question: str, ctx: RunContext, tracer: Tracer, settings: NoSettings) -> Iterator[StepEvent]:
     """Answer ``question`` from the model alone."""
     prompt = answer_prompt("nor_answer", ctx.settings.answer_style)
     yield from stream_answer(ctx, tracer, prompt, {"question": question}, passages=[], grounded=False)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import html
 
-from pipeline.events import EventKind, StepEvent
+from pipeline.events import StepEvent
 from pipeline.fold import RunState
-from pipeline.payloads import ErrorPayload, PrunePayload, VerifyPayload, WarningPayload
+from pipeline.payloads import ErrorPayload
+from pipeline.steps import kind_of
 from pipeline.picture.layout import (DOT, FONT, LINE, PAD_X, PAD_Y, SAT_FONT, SAT_H, SAT_W, Box, Layout,
                                      layout)
 from pipeline.picture.styles import LINK_COLOURS, SATELLITE, STATUS_PAINT, KindStyle, Paint
@@ -45,9 +46,9 @@ def draw(state: RunState, *, standalone: bool = False) -> str:
                           f'{xml(shorten(method, width, 11))}</text>')
             top += 16
     for note in state.notes.get(None, []):
-        colour = "#b91c1c" if note.kind == EventKind.ERROR else "#92400e"
+        colour = "#b91c1c" if isinstance(note.payload, ErrorPayload) else "#92400e"
         header.append(f'<text x="{MARGIN}" y="{top + 12}" font-size="12" fill="{colour}">'
-                      f'{xml(shorten(_note_text(note), width, FONT))}</text>')
+                      f'{xml(shorten(_note_text(note, state), width, FONT))}</text>')
         top += 17
     legend, legend_height = _legend(plan, width, top, ink)
     top += legend_height + (8 if legend_height else 0)
@@ -81,9 +82,8 @@ def _message_svg(text: str, standalone: bool) -> str:
             f'<text x="{MARGIN}" y="24" font-size="12" font-family="{xml(FONT_FAMILY)}">{xml(text)}</text></svg>')
 
 
-def _note_text(note: StepEvent) -> str:
-    message = getattr(note.payload, "message", "") or getattr(note.payload, "reason", "")
-    return f"{note.title}: {message}" if message and note.title != message else (message or note.title)
+def _note_text(note: StepEvent, state: RunState) -> str:
+    return " ".join(kind_of(note).lines(note, state)) or note.title
 
 
 # Shapes.
@@ -144,7 +144,7 @@ def _node(state: RunState, box: Box, standalone: bool) -> str:
         spans = "".join(f'<tspan x="{PAD_X}" y="{PAD_Y + 11.5 + i * LINE:g}">{xml(line)}</tspan>'
                         for i, line in enumerate(box.lines))
         out.append(f'<text fill="{paint.text}">{spans}</text>')
-    flagged = [n for n in notes if isinstance(n.payload, (WarningPayload, ErrorPayload))]
+    flagged = [n for n in notes if kind_of(n).alert]
     if flagged:
         colour = "#b91c1c" if any(isinstance(n.payload, ErrorPayload) for n in flagged) else "#d97706"
         out.append(f'<g class="rp-badge" transform="translate({box.w - 2:g} 2)"><circle r="7" fill="{colour}"/>'
@@ -172,14 +172,7 @@ def _tooltip(state: RunState, box: Box, notes: list[StepEvent], standalone: bool
     if cost:
         lines.append(" · ".join(cost))
     for note in notes:
-        if isinstance(note.payload, VerifyPayload):
-            p = note.payload
-            lines.append(f"Verifier: {'keep' if p.keep else 'prune'}, score {p.score:.2f} ({p.reason})")
-        elif isinstance(note.payload, PrunePayload):
-            if note.payload.undo:
-                lines.append(f"Pruning undone: {note.payload.reason}")
-        else:
-            lines.append(_note_text(note))
+        lines += kind_of(note).lines(note, state)
     if not standalone:
         lines.append("Click or press Enter to open its card in the list.")
     shown = [line for line in map(clean, lines) if line][:TOOLTIP_LINES]

@@ -13,6 +13,8 @@ import html
 import re
 import unicodedata
 
+from pipeline.escaping import BIDI_CONTROLS
+
 FONT_FAMILY = "'DejaVu Sans', Verdana, 'Liberation Sans', Arial, sans-serif"
 
 # Advance widths of the printable ASCII characters (32..126) in thousandths of an em: the wider of DejaVu Sans
@@ -29,8 +31,7 @@ _OTHER = 1000  # any other character: a full em (CJK and symbols are about that 
 
 # Characters XML 1.0 forbids (C0 controls but tab and line ends, surrogates, U+FFFE/U+FFFF) and the
 # bidirectional-text controls, which would reorder what follows them ("report\u202eFDP.exe").
-_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff"
-                     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff" + BIDI_CONTROLS + "]")
 _SPACE = re.compile(r"\s+")
 
 

@@ -12,22 +12,17 @@ import pytest
 from langchain_core.documents import Document
 
 from tests.conftest import free_port
+from ui import headless
 
-CHROMIUM = os.environ.get("RQA_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM = os.environ.get("RQA_CHROMIUM", headless.CHROMIUM)
 
 
 @pytest.fixture(scope="session")
 def chromium():
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         pytest.fail(f"Chromium is missing at {CHROMIUM}: run `make test` (it installs Debian's chromium).")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with headless.launch(CHROMIUM) as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Reporting helpers shared by the evaluation and the benchmarks: the machine description and Markdown tables."""
+"""Reporting helpers shared by the evaluation and the benchmarks: Markdown tables, medians and percentiles, and
+the description of the machine they were measured on."""
 
 from __future__ import annotations
 

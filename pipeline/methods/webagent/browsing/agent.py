@@ -27,7 +27,7 @@ from typing import Any, Literal, Union
 from langchain_core.documents import Document
 from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
 
-from pipeline.browsing.pages import Page, PageKey, Result, Window, make_windows, shorten, words_preview
+from pipeline.methods.webagent.browsing.pages import Page, PageKey, Result, Window, make_windows, shorten, words_preview
 from pipeline.text import normalize_answer
 from pipeline.untrusted import neutralise
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Iterator, Literal
+from typing import TYPE_CHECKING, Iterator, Literal
 
 from langchain_core.documents import Document
 
@@ -21,11 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.answering import NO_ANSWER, cited_numbers, empty_answer_warning, retrieve_step, stream_answer
 from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
-from pipeline.methods.base import MethodSpec
-from pipeline.payloads import AnswerPayload, HopPayload, WarningPayload, passage_refs
+from pipeline.payloads import AnswerPayload, ChainExtras, HopPayload, WarningPayload, passage_refs
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
 from pipeline.retrieval import deduplicate
 from pipeline.text import first_sentence, has_complete_sentence, strip_citations
+
+if TYPE_CHECKING:
+    from pipeline.fold import RunState
 
 
 class IRCoTSettings(BaseModel):
@@ -94,10 +96,9 @@ def extract_answer(text: str) -> str | None:
     return answer.strip(" .\"'*") or None
 
 
-def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
+def run(question: str, ctx: RunContext, tracer: Tracer, cfg: IRCoTSettings) -> Iterator[StepEvent]:
     """Retrieve K passages with the question, then reason one sentence at a time, retrieving K more with each
     sentence, until a sentence gives the answer or the step limit; then answer from the collected passages."""
-    cfg: IRCoTSettings = ctx.method_settings
     root = tracer.new_id("r")
     # The retrieval event numbers these passages as the prompts will: the retriever already de-duplicates.
     pool = yield from retrieve_step(ctx, tracer, question, k=min(cfg.k, cfg.max_passages), step_id=root)
@@ -111,7 +112,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
         yield tracer.event(HopPayload(step=step), f"Step {step}", id=hop, parent_id=parent,
                            status=Status.RUNNING)
         try:
-            result = _reason(ctx, prompt, question, pool, sentences, prompt.texts["next_step"])
+            result = _reason(ctx, cfg, prompt, question, pool, sentences, prompt.texts["next_step"])
         except LLMCallError as exc:  # e.g. the prompt outgrew the context: answer from what was collected
             message = f"Reasoning stopped at step {step}: {exc}"
             yield tracer.event(HopPayload(step=step, stop=message), f"Step {step}", id=hop, parent_id=parent,
@@ -135,7 +136,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
             if len(pool) >= cfg.max_passages:
                 payload.note = f"No retrieval: {cfg.max_passages} passages already collected."
             else:
-                added, payload.duplicates = yield from _new_passages(ctx, tracer, hop, query, pool)
+                added, payload.duplicates = yield from _new_passages(ctx, cfg, tracer, hop, query, pool)
                 payload.passages = passage_refs(added, start=len(pool) + 1)
                 pool += added
         payload.pool_size = len(pool)
@@ -147,8 +148,14 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
             break
 
     ctx.check_cancelled()
+    yield from _read(ctx, cfg, tracer, prompt, question, pool, sentences, conclusion, parent)
+
+
+def _read(ctx: RunContext, cfg: IRCoTSettings, tracer: Tracer, prompt, question: str, pool: list[Document],
+          sentences: list[str], conclusion: str | None, parent: str) -> Iterator[StepEvent]:
+    """The answer, by the reader ``cfg.reader`` names, from the collected passages and the chain."""
     if cfg.reader in ("context", "passages"):
-        yield from _read_in_context(ctx, tracer, prompt, question, pool, sentences, parent,
+        yield from _read_in_context(ctx, cfg, tracer, prompt, question, pool, sentences, parent,
                                     show_reasoning=cfg.reader == "context")
         return
     if cfg.reader in ("direct", "notes"):
@@ -164,13 +171,13 @@ def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
             values["reasoning"] = " ".join(map(strip_citations, sentences)) or "(none)"
         yield from stream_answer(ctx, tracer, answer_prompt(prompt_name, ctx.settings.answer_style), values,
                                  read, parent_id=parent, support_passages=pool,
-                                 extra={"reader": cfg.reader, "reasoning": sentences,
-                                        "collected": passage_refs(pool)})
+                                 extras=ChainExtras(reader=cfg.reader, reasoning=sentences,
+                                                    collected=passage_refs(pool)))
         return
-    yield from _conclude(ctx, tracer, prompt, question, pool, sentences, conclusion, parent)
+    yield from _conclude(ctx, cfg, tracer, prompt, question, pool, sentences, conclusion, parent)
 
 
-def _read_in_context(ctx: RunContext, tracer: Tracer, prompt, question: str, pool: list[Document],
+def _read_in_context(ctx: RunContext, cfg: IRCoTSettings, tracer: Tracer, prompt, question: str, pool: list[Document],
                      sentences: list[str], parent: str, *, show_reasoning: bool) -> Iterator[StepEvent]:
     """The ``context`` and ``passages`` readers: the last reasoning prompt with the answer task in place of the
     next-step task, with or without the reasoning. Everything before the reasoning is the prompt the chain just
@@ -180,13 +187,13 @@ def _read_in_context(ctx: RunContext, tracer: Tracer, prompt, question: str, poo
         task, shown = prompt.texts[f"answer_{style}"], sentences
     else:
         task, shown = prompt.texts[f"answer_{style}_from_passages"], []
-    values = _reasoning_values(question, pool, shown, task, ctx.method_settings.reasoning_words)
+    values = _reasoning_values(question, pool, shown, task, cfg.reasoning_words)
     # The reasoning prompt's budget is one sentence; an answer gets the answering prompts' budget.
     reader = replace(prompt, max_tokens=answer_prompt("oner_answer", style).max_tokens)
     finish = _short_answer if style == "short" else None
     yield from stream_answer(ctx, tracer, reader, values, pool, parent_id=parent, finish=finish,
-                             extra={"reader": "context" if show_reasoning else "passages", "reasoning": sentences,
-                                    "collected": passage_refs(pool)})
+                             extras=ChainExtras(reader="context" if show_reasoning else "passages",
+                                                reasoning=sentences, collected=passage_refs(pool)))
 
 
 def _short_answer(text: str) -> str:
@@ -198,10 +205,10 @@ def _short_answer(text: str) -> str:
     return answer or text
 
 
-def _new_passages(ctx: RunContext, tracer: Tracer, hop: str, query: str, pool: list[Document]):
+def _new_passages(ctx: RunContext, cfg: IRCoTSettings, tracer: Tracer, hop: str, query: str,
+                  pool: list[Document]):
     """Up to K passages for ``query`` that are not (near-)copies of collected ones, within the cap; yields a
     warning per failed source; returns them and how many retrieved passages were copies."""
-    cfg: IRCoTSettings = ctx.method_settings
     # Ask for enough that K new ones remain once those already collected are dropped.
     retrieved = ctx.retrieve(query, cfg.k + len(pool))
     for warning in retrieved.warnings:
@@ -217,16 +224,16 @@ def _reasoning_values(question: str, pool: list[Document], sentences: list[str],
             "reasoning": " ".join(sentences) or "(none yet)", "task": task}
 
 
-def _reason(ctx: RunContext, prompt, question: str, pool: list[Document], sentences: list[str],
-            task: str, *, first_only: bool = True) -> ChatResult:
-    values = _reasoning_values(question, pool, sentences, task, ctx.method_settings.reasoning_words)
+def _reason(ctx: RunContext, cfg: IRCoTSettings, prompt, question: str, pool: list[Document],
+            sentences: list[str], task: str, *, first_only: bool = True) -> ChatResult:
+    values = _reasoning_values(question, pool, sentences, task, cfg.reasoning_words)
     options = prompt.options(ctx.settings.temperature)
     if first_only:  # only the first sentence is kept: stop generating once it is complete
         options = replace(options, until=has_complete_sentence)
     return ctx.llm.chat(prompt.messages(**values), options)
 
 
-def _conclude(ctx: RunContext, tracer: Tracer, prompt, question: str, pool: list[Document],
+def _conclude(ctx: RunContext, cfg: IRCoTSettings, tracer: Tracer, prompt, question: str, pool: list[Document],
               sentences: list[str], conclusion: str | None, parent: str) -> Iterator[StepEvent]:
     """The chain-of-thought reader: the chain's own conclusion, or one more call to reach one."""
     step = tracer.new_id("a")
@@ -234,7 +241,7 @@ def _conclude(ctx: RunContext, tracer: Tracer, prompt, question: str, pool: list
     cost: dict = {"llm_calls": 0}
     reasoning = list(sentences)
     if conclusion is None:
-        result = _reason(ctx, prompt, question, pool, sentences, prompt.texts["conclude"], first_only=False)
+        result = _reason(ctx, cfg, prompt, question, pool, sentences, prompt.texts["conclude"], first_only=False)
         cost = llm_cost(result)
         reasoning.append(" ".join(result.text.split()))
         conclusion = extract_answer(result.text) or first_sentence(result.text)
@@ -242,16 +249,13 @@ def _conclude(ctx: RunContext, tracer: Tracer, prompt, question: str, pool: list
     if not text.strip():
         yield empty_answer_warning(tracer, "The model wrote no conclusion.", step)
         text = NO_ANSWER
-    payload = AnswerPayload(answer=text, short_answer=conclusion, reader="cot", reasoning=reasoning,
-                            citations=cited_numbers(" ".join(reasoning), len(pool)), passages=passage_refs(pool))
+    payload = AnswerPayload(answer=text, citations=cited_numbers(" ".join(reasoning), len(pool)),
+                            passages=passage_refs(pool),
+                            extras=ChainExtras(reader="cot", reasoning=reasoning, short_answer=conclusion))
     yield tracer.event(payload, "Answer", id=step, parent_id=parent, **cost)
 
 
-
-METHOD = MethodSpec(
-    name="ircot", label="IRCoT (reasoning interleaved with retrieval)", run=run,
-    summary="Reasons one sentence at a time, retrieving with each sentence: for questions that chain or "
-            "compare facts from several passages.",
-    settings=IRCoTSettings, structure="chain",
-    prompts=("ircot_reason", "oner_answer", "oner_answer_short", "ircot_read", "ircot_read_short"),
-)
+def chain_record(state: "RunState") -> dict:
+    """What the evaluation keeps of a chain: its sentences."""
+    chain = [hop.sentence for hop in state.payloads(HopPayload)]
+    return {"chain": chain} if chain else {}

@@ -14,8 +14,8 @@ from langchain_core.documents import Document
 
 from models.cancel import iterate_cancellable
 from models.errors import Cancelled
-from pipeline.browsing.fetch import PageFetcher
-from pipeline.browsing.pages import BrowseError, Page, PageKey, Result, paragraph_chunks, shorten
+from pipeline.fetch import PageFetcher
+from pipeline.methods.webagent.browsing.pages import BrowseError, Page, PageKey, Result, paragraph_chunks, shorten
 from pipeline.web import WebSearchError, WebSource
 
 CHUNK_CHARS = 500  # a web page is cut into chunks of about this many characters at paragraph boundaries

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass
-from typing import Iterator, Literal
+from typing import TYPE_CHECKING, Iterator, Literal
 
 from langchain_core.documents import Document
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,15 +32,17 @@ from pipeline.answering import retrieve_step, stream_answer
 from pipeline.context import RunContext
 from pipeline.evaluation import metrics
 from pipeline.events import Link, Status, StepEvent, Tracer
-from pipeline.graph_sources import GraphSource, WalkSources, find_structure, open_sources, rank_by_text
-from pipeline.methods.base import MethodSpec
-from pipeline.payloads import (EvidencePayload, PassageRef, VisitPayload, WalkPayload, WarningPayload,
-                               passage_refs)
+from pipeline.methods.kgp.graph_sources import GraphSource, WalkSources, find_structure, open_sources, rank_by_text
+from pipeline.payloads import (EvidencePayload, PassageRef, VisitPayload, WalkExtras, WalkPayload,
+                               WarningPayload, passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
-from pipeline.structure import structure_ask
+from pipeline.methods.kgp.structure_nodes import structure_ask
 
 MAX_CANDIDATES = 100  # neighbours of one passage ranked against its next evidence (a title can name a long file)
 KEYWORDS_SHOWN = 3  # shared keywords named on a keyword edge
+
+if TYPE_CHECKING:
+    from pipeline.fold import RunState
 
 
 class KGPSettings(BaseModel):
@@ -87,9 +89,8 @@ class _Visit:
     path: tuple[str, ...] = ()  # step ids from the seed to this visit
 
 
-def run(question: str, ctx: RunContext, tracer: Tracer) -> Iterator[StepEvent]:
+def run(question: str, ctx: RunContext, tracer: Tracer, cfg: KGPSettings) -> Iterator[StepEvent]:
     """Walk the graph from the seeds (or answer a structure question from its node), then answer."""
-    cfg: KGPSettings = ctx.method_settings
     sources = open_sources(ctx.retriever, ctx.embeddings)
     root = tracer.new_id("w")
     payload = WalkPayload(question=question, graphs=[s.ref() for s in sources.graphs], seeds=cfg.seeds,
@@ -333,29 +334,24 @@ def _answer(ctx: RunContext, tracer: Tracer, question: str, passages: list[Docum
     """The reader: a cited answer from ``passages`` (linked to the visits that found them)."""
     values = {"question": question, "passages": format_passages(passages) or "(no passages found)"}
     links = [Link(target=steps[d.id], type="read") for d in passages if d.id in steps]
-    extra = {"collected": passage_refs(collected)} if collected else None
+    extras = WalkExtras(collected=passage_refs(collected)) if collected else None
     for event in stream_answer(ctx, tracer, answer_prompt("oner_answer", ctx.settings.answer_style), values,
-                               passages, parent_id=root, extra=extra):
+                               passages, parent_id=root, extras=extras):
         yield event.model_copy(update={"links": links}) if event.status == Status.DONE and links else event
 
 
 def walk_scores(item, state) -> dict[str, float]:
     """Recall of the supporting passages among every passage the walk visited, and how many it visited (its
     reader gets ``top_k`` of them: the harness's support recall counts those, as OneR's counts its top_k)."""
-    visited = {v.passage.id for v in state.walk() if v.passage is not None and v.passage.id}
+    visited = {v.passage.id for v in state.payloads(VisitPayload) if v.passage is not None and v.passage.id}
     if not visited:
         return {}
     found = metrics.recall(visited, item.supporting_ids())
     return {"visited_per_question": float(len(visited)), **({} if found is None else {"walk_recall": found})}
 
 
-METHOD = MethodSpec(
-    name="kgp", label="KGP (knowledge graph prompting)", run=run,
-    summary="Walks a graph of the collection's passages (shared keywords, embedding neighbours, titles named, "
-            "pages and tables), the model choosing each next piece of evidence: for questions whose facts are "
-            "spread over linked documents, and for questions about a table or a page.",
-    settings=KGPSettings, structure="graph",
-    prompts=("kgp_next_evidence", "oner_answer", "oner_answer_short"),
-    scores=walk_scores,
-)
-
+def walk_record(state: "RunState") -> dict:
+    """What the evaluation keeps of a walk: each visit's edge, depth and passage (or node)."""
+    walk = [{"edge": v.edge, "depth": v.depth, "id": v.passage.id if v.passage else v.node}
+            for v in state.payloads(VisitPayload)]
+    return {"walk": walk} if walk else {}

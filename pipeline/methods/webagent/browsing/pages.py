@@ -14,22 +14,8 @@ from typing import Protocol
 
 from langchain_core.documents import Document
 
+from pipeline.fetch import BrowseError  # noqa: F401 - a page load or search failed (raised by every browser)
 from pipeline.text import sentence_end
-
-
-class BrowseError(RuntimeError):
-    """A search or a page load failed. ``reason``: offline, rate_limited, timeout, blocked (an address that is
-    not public), unsupported (not HTML or text), too_large, not_found or failed."""
-
-    RETRYABLE = frozenset({"rate_limited", "timeout"})
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-
-    @property
-    def retryable(self) -> bool:
-        return self.reason in self.RETRYABLE
 
 
 @dataclass(frozen=True)

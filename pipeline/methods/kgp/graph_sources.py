@@ -17,7 +17,7 @@ from models.lexical import bm25_top, build_bm25
 from models.rerankers import reciprocal_rank_fusion
 from pipeline.payloads import GraphRef
 from pipeline.retrieval import PoolRetriever
-from pipeline.structure import StructureAsk, named_sources
+from pipeline.methods.kgp.structure_nodes import StructureAsk, named_sources
 
 
 @dataclass

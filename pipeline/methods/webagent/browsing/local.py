@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from langchain_core.documents import Document
 
-from pipeline.browsing.pages import BrowseError, Page, PageKey, Result, snippet
+from pipeline.methods.webagent.browsing.pages import BrowseError, Page, PageKey, Result, snippet
 from pipeline.retrieval import HybridRetriever, PoolRetriever
 
 PASSAGES_PER_RESULT = 3  # passages retrieved per result wanted (several passages may share a page)

@@ -22,7 +22,21 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urljoin, urlsplit
 
-from pipeline.browsing.pages import BrowseError
+
+class BrowseError(RuntimeError):
+    """A search or a page load failed. ``reason``: offline, rate_limited, timeout, blocked (an address that is
+    not public), unsupported (not HTML or text), too_large, not_found or failed."""
+
+    RETRYABLE = frozenset({"rate_limited", "timeout"})
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+    @property
+    def retryable(self) -> bool:
+        return self.reason in self.RETRYABLE
+
 
 USER_AGENT = "Mozilla/5.0 (compatible; research-qa web agent; +local)"
 READABLE_TYPES = ("text/html", "application/xhtml+xml", "text/plain")

@@ -1,0 +1,77 @@
+"""Tree of Clarifications' long-form answer: from the kept interpretations and their passages, every kept
+answer covered."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+from langchain_core.documents import Document
+
+from pipeline.answering import stream_answer
+from pipeline.context import RunContext
+from pipeline.events import StepEvent, Tracer
+from pipeline.payloads import QAPair, TreeExtras
+from pipeline.prompting import answer_prompt, format_passages, load_prompt
+from pipeline.text import normalize_answer
+
+if TYPE_CHECKING:
+    from pipeline.methods.toc.tree import Node
+
+
+def write_answer(ctx: RunContext, tracer: Tracer, question: str, root: Node, nodes: list[Node],
+            pool: list[Document], settings) -> Iterator[StepEvent]:
+    chosen = [n for n in nodes if n.valid][: settings.max_valid_nodes]
+    if not chosen:
+        passages = pool[: ctx.settings.top_k]
+        values = {"question": question, "passages": format_passages(passages) or "(no passages found)"}
+        yield from stream_answer(ctx, tracer, answer_prompt("oner_answer", ctx.settings.answer_style), values,
+                                 passages, parent_id=root.id,
+                                 title="Answer (treated as unambiguous: no interpretation survived)",
+                                 extras=TreeExtras(unambiguous=True))
+        return
+    passages: list[Document] = []
+    for node in chosen:
+        if node.evidence is not None and node.evidence.id not in {p.id for p in passages}:
+            passages.append(node.evidence)
+    passages = passages[: settings.answer_passages]
+    interpretations = [QAPair(question=n.question, answer=n.answer or "") for n in chosen]
+    if ctx.settings.answer_style == "short":
+        # A short-answer file (HotpotQA and the like, which Auto may send here) is scored on one phrase, not on a
+        # long answer: answer the question itself from the kept interpretations' passages, then the pool's.
+        passages = (passages + [p for p in pool if p.id not in {q.id for q in passages}])[: ctx.settings.top_k]
+        values = {"question": question, "passages": format_passages(passages)}
+        yield from stream_answer(ctx, tracer, answer_prompt("oner_answer", "short"), values, passages,
+                                 parent_id=root.id, title="Answer (short: from the kept interpretations' passages)",
+                                 extras=TreeExtras(unambiguous=False, interpretations=interpretations))
+        return
+    lines = "\n".join(f"- {n.question} {n.answer}" for n in chosen)
+    values = {"question": question, "passages": format_passages(passages), "interpretations": lines}
+    cover = (lambda text: cover_interpretations(text, chosen, passages)) if settings.cover_answers else None
+    # Each answer passage holds one interpretation's answer, not necessarily the ambiguous question's terms
+    # ("WW1" where passages say "First World War"): the support check reads what OneR would read as well, and
+    # accepts a kept interpretation's question, restated in the passages' words, in place of the question.
+    retrieved = passages + [p for p in pool[: ctx.settings.top_k] if p.id not in {q.id for q in passages}]
+    yield from stream_answer(ctx, tracer, load_prompt("toc_answer"), values, passages, parent_id=root.id,
+                             title="Answer", finish=cover, support_passages=retrieved,
+                             support_questions=[n.question for n in chosen],
+                             extras=TreeExtras(unambiguous=False, interpretations=interpretations))
+
+
+def cover_interpretations(text: str, chosen: list[Node], passages: list[Document]) -> str:
+    """``text`` with a sentence added for each kept interpretation whose answer it does not mention: the
+    clarified question and its answer, citing the passage that holds the answer."""
+    numbers = {p.id: i for i, p in enumerate(passages, 1)}
+    added = []
+    for node in chosen:
+        answer = node.answer or ""
+        if not answer or _same_answer_in(answer, text):
+            continue
+        cite = f" [{numbers[node.evidence.id]}]" if node.evidence is not None and node.evidence.id in numbers else ""
+        added.append(f"{node.question.rstrip()} {answer.rstrip('.')}{cite}.")
+    return " ".join([text.rstrip(), *added]) if added else text
+
+
+def _same_answer_in(answer: str, text: str) -> bool:
+    """Whether ``text`` mentions ``answer`` (normalised, as whole words)."""
+    needle = normalize_answer(answer)
+    return bool(needle) and f" {needle} " in f" {normalize_answer(text)} "

@@ -1,0 +1,34 @@
+"""A web-browsing agent in the style of WebCPM (Qin et al., ACL 2023): its registration and its run. The session
+every mode shares is ``agent``; the modes are ``interactive`` (one constrained action a call) and
+``pipeline_mode`` (the one-shot variant); what it browses is ``browsing``."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from pipeline.context import RunContext
+from pipeline.events import StepEvent, Tracer
+from pipeline.methods.base import MethodSpec
+from pipeline.methods.webagent.agent import actions_record, browsing_scores
+from pipeline.methods.webagent.interactive import InteractiveAgent
+from pipeline.methods.webagent.pipeline_mode import OneShotAgent
+from pipeline.methods.webagent.settings import WebAgentSettings
+
+
+def run(question: str, ctx: RunContext, tracer: Tracer, cfg: WebAgentSettings) -> Iterator[StepEvent]:
+    """Browse for facts (or read pages one-shot in ``pipeline`` mode), then stream the answer citing them."""
+    agent = (OneShotAgent if cfg.mode == "pipeline" else InteractiveAgent)(question, ctx, tracer, cfg)
+    yield from agent.start()
+    if agent.browser is not None:
+        yield from agent.browse()
+    yield from agent.answer()
+
+
+METHOD = MethodSpec(
+    name="webagent", label="Web agent (search, read, quote)", run=run,
+    summary="Searches, opens pages, scrolls and quotes facts like a person browsing, then answers from the "
+            "quotes: the real web when web search is on, else your collections as a local web.",
+    settings=WebAgentSettings, structure="timeline",
+    prompts=("webagent_act", "webagent_queries", "webagent_extract", "oner_answer", "oner_answer_short"),
+    record=actions_record, scores=browsing_scores,
+)

@@ -1,0 +1,52 @@
+"""The web agent's settings."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class WebAgentSettings(BaseModel):
+    """The web agent (WebCPM, Qin et al. ACL 2023). Defaults are the paper's or its code's unless noted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["interactive", "pipeline"] = Field(
+        "interactive",
+        description="interactive: the agent picks every action (the paper's method). pipeline: queries, then "
+        "up to N pages per query, one fact extraction per page, then the answer (WebCPM's one-shot variant, in "
+        "its code, not its paper). interactive is the default: on the first 50 items of HotpotQA / 2Wiki / "
+        "MuSiQue it scored F1 60.0 / 30.8 / 15.8 against pipeline's 44.8 / 28.8 / 9.7 (OneR: 55.9 / 28.8 / "
+        "13.5); pipeline is about 6 times faster (docs/benchmarks.md, Web agent).")
+    max_steps: int = Field(16, ge=4, le=100, description="Action budget. The paper allows 100; 15-20 suits a "
+                           "1.5B model on 2 cores (docs/design-notes.md), each action being one model call.")
+    results_per_window: int = Field(3, ge=1, le=5, description="Search results shown at a time (the paper: 3).")
+    window_chars: int = Field(500, ge=200, le=2000, description="Characters of page text shown at a time, as "
+                              "numbered sentences (the paper: 500-character windows).")
+    max_scrolls: int = Field(3, ge=1, le=10, description="Scrolls in a row before scrolling is masked (the "
+                             "paper's code: 3 scroll-downs).")
+    max_searches_without_load: int = Field(4, ge=1, le=10, description="Searches without loading a page before "
+                                           "searching is masked (the paper's code: 4).")
+    min_facts_to_finish: int = Field(1, ge=0, le=5, description="Facts needed before Finish is allowed (the "
+                                     "budget ends the run anyway). The paper's code refuses Finish before step 10 "
+                                     "with under 2 pages and 3 facts; 1 fits a 16-step budget (this app's choice).")
+    max_quote_sentences: int = Field(3, ge=1, le=10, description="Sentences one Quote may take (this app's choice: "
+                                     "the paper quotes a free span of the window).")
+    fact_words: int = Field(50, ge=10, le=200, description="Facts longer than this are shown to the agent as "
+                            "their first and last halves (the paper: over 50 tokens, the first and last 25).")
+    search_results: int = Field(9, ge=3, le=30, description="Results fetched per search: three windows of three "
+                                "(this app's choice).")
+    answer_without_facts: Literal["read", "none"] = Field(
+        "read",
+        description="When no fact was quoted: read (answer from the page windows the agent read, and the step "
+        "says so) or none (answer from the facts only, as the paper: the answer then says the facts do not "
+        "hold it).")
+    queries: int = Field(2, ge=1, le=5, description="pipeline mode: queries written for the question (the "
+                         "paper's code writes several at once).")
+    pages_per_query: int = Field(3, ge=1, le=5, description="pipeline mode: pages read per query (the paper's "
+                                 "code: 3).")
+    max_facts: int = Field(3, ge=1, le=10, description="pipeline mode: stop after this many facts (the paper's "
+                           "code: 3).")
+    extract_chars: int = Field(3072, ge=500, le=6000, description="pipeline mode: characters of a page, from "
+                               "where it opens, read by one fact extraction (the paper's code: 3,072).")
