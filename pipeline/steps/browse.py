@@ -26,11 +26,11 @@ def _lines(step: "StepEvent", state: "RunState") -> list[str]:
     refusal or failure."""
     p: ActionPayload = step.payload
     out = [f"browsing {one_line(p.browser)}"] if p.browser else []
-    if p.query and p.action == "search":
+    if p.query:
         out.append(f"query: {one_line(p.query)}")
     if p.action in _LISTS:
         out += [f"result [{r.number}] {one_line(r.title)}{' · ' + r.url if r.url else ''}" for r in p.results]
-    if p.page is not None and p.action in ("load", "scroll_down", "scroll_up"):
+    if p.page is not None and p.action != "merge":
         out.append(f"page: {one_line(p.page.title)}, part {p.page.window} of {p.page.windows}")
     if p.action == "quote":
         out += [f"quoted [{s.number}]: **{one_line(s.text)}**" for s in p.sentences if s.quoted]
@@ -49,9 +49,9 @@ def _card(step: "StepEvent", state: "RunState") -> str:
     made, and what the rules allowed, masked or refused."""
     p: ActionPayload = step.payload
     out = []
-    if p.action == "start" and p.browser:
+    if p.browser:
         out.append(f'<div class="rv-muted">browsing {esc(p.browser)}</div>')
-    if p.query and p.action == "search":
+    if p.query:
         out.append(f'<div class="rv-query">query: {esc(p.query)}</div>')
     if p.results and p.action in _LISTS:
         items = "".join(f'<li value="{esc(r.number)}"><span class="rv-passage-title">{esc(r.title)}</span>'

@@ -42,7 +42,8 @@ def _card(step: "StepEvent", state: "RunState") -> str:
         if _no_new(step, p):
             out.append(f'<div class="rv-muted">no new passages ({esc(p.duplicates)} already collected)</div>')
         elif p.pool_size is not None and step.status.value == "done":
-            out.append(f'<div class="rv-muted">{esc(p.pool_size)} passages collected so far</div>')
+            out.append(f'<div class="rv-muted">{esc(p.pool_size)} passages collected so far'
+                       + (f" ({esc(p.duplicates)} retrieved again)" if p.duplicates else "") + "</div>")
     elif p.sentence:
         out.append('<div class="rv-query rv-muted">no query (the sentence only concludes)</div>')
     out.extend(f'<div class="rv-muted">{esc(text)}</div>' for text in (p.note, p.stop) if text)

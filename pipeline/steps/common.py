@@ -26,6 +26,10 @@ def _retrieve_lines(step: "StepEvent", state: "RunState") -> list[str]:
     return [f"{count(len(p.passages), 'passage')} for: {one_line(p.query)}"] + passage_lines(p.passages)
 
 
+def _retrieve_card(step: "StepEvent", state: "RunState") -> str:
+    return f'<div class="rv-query">query: {esc(step.payload.query)}</div>' + passages_card()(step, state)
+
+
 def _retrieve_label(step: "StepEvent", state: "RunState") -> list[str]:
     p: RetrievePayload = step.payload
     found = count(len(p.passages), "passage") if step.status.value == "done" else "retrieving…"
@@ -57,6 +61,12 @@ def _answer_card(step: "StepEvent", state: "RunState") -> str:
         parts.append(f'<div class="rv-answer">{esc(p.answer)}</div>')
     elif state.streamed:
         parts.append(f'<div class="rv-answer rv-streaming">{esc(state.streamed)}</div>')
+    if p.extras:
+        items = "".join(f"<li>{esc(line)}</li>" for line in p.extras.lines())
+        parts.append(f'<details class="rv-more"><summary>How the answer was reached</summary><ul>{items}</ul>'
+                     '</details>')
+    if p.unsourced:
+        parts.append(f'<div class="rv-warning">Not in the sources: {esc(", ".join(p.unsourced))}</div>')
     if p.passages:
         parts.append(passages_html(p.passages, "passage", "read"))
     return "".join(parts)
@@ -96,7 +106,7 @@ def _no_card(step: "StepEvent", state: "RunState") -> str:
 KINDS = (
     StepKind("route", RoutePayload, "route", title=_route_title, lines=no_lines, card=_no_card, style=None,
              passages=no_passages, drawn_as="the picture's caption"),
-    StepKind("retrieve", RetrievePayload, "step", title=titled, lines=_retrieve_lines, card=passages_card(),
+    StepKind("retrieve", RetrievePayload, "step", title=titled, lines=_retrieve_lines, card=_retrieve_card,
              style=KindStyle("retrieval", "doc", Paint("#f3f4f6", "#6b7280"), label=_retrieve_label,
                              details=_retrieve_details, satellites=True),
              passages=listed_passages, reads_sources=True),

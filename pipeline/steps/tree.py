@@ -22,7 +22,8 @@ def _node_title(step: "StepEvent") -> str:
 
 def _node_lines(step: "StepEvent", state: "RunState") -> list[str]:
     p: NodePayload = step.payload
-    lines = [(f"→ {one_line(p.answer)} " if p.answer else "") + f"[{p.state}]"]
+    lines = [(f"→ {one_line(p.answer)} " if p.answer else "") + f"[{p.state}]"
+             + (f" ({p.prune_kind})" if p.prune_kind else "")]
     if p.reason:
         lines.append(one_line(p.reason))
     if p.score is not None:
@@ -36,7 +37,7 @@ def _node_card(step: "StepEvent", state: "RunState") -> str:
     if p.answer:
         out.append(f'<div class="rv-node-answer">→ {esc(p.answer)}</div>')
     score = f" · score {p.score:.2f}" if p.score is not None else ""
-    reason = f": {esc(p.reason)}" if p.reason else ""
+    reason = (f" ({esc(p.prune_kind)})" if p.prune_kind else "") + (f": {esc(p.reason)}" if p.reason else "")
     out.append(f'<span class="rv-badge badge-{esc(p.state)}">{esc(p.state)}</span>'
                f'<span class="rv-muted">{reason}{score}</span>')
     return "".join(out)
@@ -61,13 +62,14 @@ def _node_details(step: "StepEvent", state: "RunState") -> list[str]:
 
 def _expand_lines(step: "StepEvent", state: "RunState") -> list[str]:
     p: ExpandPayload = step.payload
-    lines = [f"proposed: {one_line(c.question)} → {one_line(c.answer)}" for c in p.candidates]
+    lines = [f"reads for: {one_line(p.query)}"]
+    lines += [f"proposed: {one_line(c.question)} → {one_line(c.answer)}" for c in p.candidates]
     return lines + ([one_line(p.message)] if p.message else []) + passage_lines(p.passages)
 
 
 def _expand_card(step: "StepEvent", state: "RunState") -> str:
     p: ExpandPayload = step.payload
-    out = ""
+    out = f'<div class="rv-query">reads for: {esc(p.query)}</div>'
     if p.candidates:
         items = "".join(f"<li>{esc(c.question)} → {esc(c.answer)}</li>" for c in p.candidates)
         out += (f'<details class="rv-more"><summary>{len(p.candidates)} proposed '
@@ -86,7 +88,13 @@ def _expand_details(step: "StepEvent", state: "RunState") -> list[str]:
 
 def _verify_lines(step: "StepEvent", state: "RunState") -> list[str]:
     p: VerifyPayload = step.payload
-    return [f"Verifier: {'keep' if p.keep else 'prune'}, score {p.score:.2f} ({one_line(p.reason)})"]
+    evidence = p.evidence
+    numbers = ", ".join(f"{name} {value:.2f}" for name, value in (("P(True)", evidence.p_true),
+                                                                 ("relevance", evidence.relevance))
+                        if value is not None)
+    where = f"; evidence: {one_line(evidence.passage.label())}" if evidence.passage else ""
+    return [f"Verifier: {'keep' if p.keep else 'prune'}, score {p.score:.2f} ({one_line(p.reason)}) by "
+            f"{p.verifier or 'the verifier'}" + (f"; {numbers}" if numbers else "") + where]
 
 
 def _verify_card(step: "StepEvent", state: "RunState") -> str:
@@ -107,14 +115,17 @@ def _said_by_node(step: "StepEvent", state: "RunState") -> bool:
 
 def _prune_lines(step: "StepEvent", state: "RunState") -> list[str]:
     p: PrunePayload = step.payload
-    return [] if _said_by_node(step, state) else [f"{'Pruning undone' if p.undo else 'Pruned'}: {one_line(p.reason)}"]
+    if _said_by_node(step, state):
+        return []
+    return [f"{'Pruning undone' if p.undo else 'Pruned'} ({p.prune_kind}): {one_line(p.reason)}"]
 
 
 def _prune_card(step: "StepEvent", state: "RunState") -> str:
     p: PrunePayload = step.payload
     if _said_by_node(step, state):
         return ""
-    return f'<div class="rv-prune">{"Pruning undone" if p.undo else "Pruned"}: {esc(p.reason)}</div>'
+    return (f'<div class="rv-prune">{"Pruning undone" if p.undo else "Pruned"} ({esc(p.prune_kind)}): '
+            f'{esc(p.reason)}</div>')
 
 
 _ROOT = KindStyle("question", "box", QUESTION)
