@@ -17,7 +17,7 @@ import json
 import statistics
 from pathlib import Path
 
-from pipeline.evaluation.metrics import best_over_aliases, f1
+from pipeline.metrics import best_over_aliases, f1
 from pipeline.evaluation.tables import table
 from pipeline.methods.ircot.chain import extract_answer
 

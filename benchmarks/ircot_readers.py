@@ -25,7 +25,6 @@ from pipeline.evaluation.data import file_sha256, load_items
 from pipeline.evaluation.harness import closed_corpus, make_context, run_item, score
 from pipeline.evaluation.tables import machine, table
 from pipeline.events import Tracer
-from pipeline.methods import METHODS
 from pipeline.payloads import HopPayload
 from pipeline.prompting import answer_prompt, format_passages
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir

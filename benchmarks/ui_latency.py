@@ -24,6 +24,7 @@ from pathlib import Path
 
 from pipeline.evaluation.tables import machine, median, percentile, table
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
+from pipeline.steps import kind_of
 from ui import headless
 
 QUESTIONS = [  # answerable from the bundled demo corpus
@@ -109,7 +110,7 @@ def timed_lags(events, seen: dict[str, float], done: dict[str, float]) -> list[t
     against the moment it turned done."""
     first, finished, steps_then = {}, {}, {}
     for event in events:
-        if event.kind.value in ("answer_token", "route", "verify", "prune", "warning", "error"):
+        if kind_of(event).role != "step":
             continue  # drawn inside another step, not as a step of their own
         if event.id not in first:
             first[event.id] = event

@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from pipeline.evaluation import metrics
+from pipeline import metrics
 from pipeline.evaluation.tables import table
 
 THRESHOLDS = [0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]

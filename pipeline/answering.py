@@ -88,15 +88,9 @@ def stream_answer(
     step = tracer.new_id("a")
     yield tracer.event(AnswerPayload(), title, id=step, parent_id=parent_id, status=Status.RUNNING)
     if grounded and ctx.settings.min_support > 0:
-        checked = passages if support_passages is None else support_passages
-        support = best_support([values.get("question", ""), *(support_questions or [])], checked,
-                               ctx.settings.min_support, ctx.embeddings, ctx.settings.support_similarity)
-        if not support.supported:
-            text = abstention(support, passages)
-            payload = AnswerPayload(answer=text, citations=cited_numbers(text, len(passages)),
-                                    passages=passage_refs(passages), abstained=True, support=support.coverage,
-                                    extras=extras)
-            yield tracer.event(payload, title, id=step, parent_id=parent_id)
+        unsupported = _unsupported(ctx, values, passages, support_passages, support_questions, extras)
+        if unsupported is not None:
+            yield tracer.event(unsupported, title, id=step, parent_id=parent_id)
             return
     flagged = scan(passages)
     guard = None
@@ -105,22 +99,7 @@ def stream_answer(
         yield tracer.event(WarningPayload(message=message), "Instruction-like text in passages", parent_id=step)
         targets = injected_targets(passages, values.get("question", ""))
         guard = StreamGuard(targets) if targets else None
-    options = GenerationOptions(
-        max_tokens=ctx.settings.answer_max_tokens or prompt.max_tokens, temperature=ctx.settings.temperature
-    )
-    result: ChatResult | None = None
-    for piece in ctx.llm.stream(prompt.messages(**values), options):
-        ctx.check_cancelled()
-        if isinstance(piece, ChatResult):
-            result = piece
-            piece = guard.flush() if guard else ""
-        elif guard:
-            piece = guard.feed(piece)
-        if piece:
-            yield tracer.event(TokenPayload(text=piece), title, id=step, parent_id=parent_id,
-                               status=Status.RUNNING)
-    if result is None:
-        raise LLMCallError(f"{ctx.llm.name} ended without a result.")
+    result = yield from _generate(ctx, tracer, prompt, values, guard, step, title, parent_id)
     text = result.text.strip()
     check = check_answer(text, passages, values.get("question", ""))
     if check.changed:
@@ -141,15 +120,56 @@ def stream_answer(
     if grounded and not abstained and text not in (NO_ANSWER, WITHHELD):
         names = unsourced_names(text, passages, values.get("question", ""))
         if names:
-            listed = ", ".join(f"“{name}”" for name in names[:6])
-            yield tracer.event(WarningPayload(message=f"The answer names {listed}, which no passage it was given "
-                                                      "mentions: that part may come from the model's own "
-                                                      "knowledge, not from your sources."),
-                               "Names not in the sources", parent_id=step)
+            yield _unsourced_warning(tracer, names, step)
     payload = AnswerPayload(answer=text, citations=cited, passages=passage_refs(passages),
                             finish_reason=result.finish_reason, abstained=abstained, unsourced=names,
                             extras=extras)
     yield tracer.event(payload, title, id=step, parent_id=parent_id, **llm_cost(result))
+
+
+def _unsupported(ctx: RunContext, values: dict[str, str], passages: list[Document],
+                 support_passages: list[Document] | None, support_questions: list[str] | None,
+                 extras: AnswerExtras | None) -> AnswerPayload | None:
+    """The abstention, written without the model, when no passage supports the question; None otherwise."""
+    checked = passages if support_passages is None else support_passages
+    support = best_support([values.get("question", ""), *(support_questions or [])], checked,
+                           ctx.settings.min_support, ctx.embeddings, ctx.settings.support_similarity)
+    if support.supported:
+        return None
+    text = abstention(support, passages)
+    return AnswerPayload(answer=text, citations=cited_numbers(text, len(passages)), passages=passage_refs(passages),
+                         abstained=True, support=support.coverage, extras=extras)
+
+
+def _generate(ctx: RunContext, tracer: Tracer, prompt: Prompt, values: dict[str, str], guard: StreamGuard | None,
+              step: str, title: str, parent_id: str | None) -> Generator[StepEvent, None, ChatResult]:
+    """Stream the model's answer as ``answer_token`` events (through ``guard`` when injected instructions have
+    targets); return the model's result."""
+    options = GenerationOptions(
+        max_tokens=ctx.settings.answer_max_tokens or prompt.max_tokens, temperature=ctx.settings.temperature
+    )
+    result: ChatResult | None = None
+    for piece in ctx.llm.stream(prompt.messages(**values), options):
+        ctx.check_cancelled()
+        if isinstance(piece, ChatResult):
+            result = piece
+            piece = guard.flush() if guard else ""
+        elif guard:
+            piece = guard.feed(piece)
+        if piece:
+            yield tracer.event(TokenPayload(text=piece), title, id=step, parent_id=parent_id,
+                               status=Status.RUNNING)
+    if result is None:
+        raise LLMCallError(f"{ctx.llm.name} ended without a result.")
+    return result
+
+
+def _unsourced_warning(tracer: Tracer, names: list[str], step: str) -> StepEvent:
+    listed = ", ".join(f"“{name}”" for name in names[:6])
+    return tracer.event(WarningPayload(message=f"The answer names {listed}, which no passage it was given "
+                                               "mentions: that part may come from the model's own "
+                                               "knowledge, not from your sources."),
+                        "Names not in the sources", parent_id=step)
 
 
 def _check_warnings(tracer: Tracer, check, step: str) -> Iterator[StepEvent]:

@@ -62,14 +62,12 @@ class Run:
     """One question's run. Iterate it for its events; ``state`` folds them as they pass, and ``trace_files``
     holds the saved trace once the iteration ended."""
 
-    def __init__(self, service: "RunService", request: RunRequest, conversation: Conversation | None,
-                 cancel: threading.Event, web: WebSource | None, context: RunContext | None, run_id: str,
-                 trace_dir: Path | None) -> None:
+    def __init__(self, run_id: str, request: RunRequest, events: Iterator[StepEvent], trace_dir: Path | None) -> None:
         self.id = run_id
         self.request = request
         self.state = RunState()
         self.trace_files: list[Path] = []
-        self._events = service._events(self, conversation, cancel, web, context)
+        self._events = events
         self._trace_dir = trace_dir
 
     def __iter__(self) -> Iterator[StepEvent]:
@@ -105,8 +103,9 @@ class RunService:
               trace_dir: Path | None = None) -> Run:
         """A run of ``request`` (nothing happens until it is iterated). ``context`` replaces the built one
         (the evaluation gives each item its own corpus); ``trace_dir`` replaces the service's."""
-        return Run(self, request, conversation, cancel or threading.Event(), web, context,
-                   run_id or uuid.uuid4().hex[:12], trace_dir or self.trace_dir)
+        run_id = run_id or uuid.uuid4().hex[:12]
+        events = self._events(request, run_id, conversation, cancel or threading.Event(), web, context)
+        return Run(run_id, request, events, trace_dir or self.trace_dir)
 
     def compare(self, request: RunRequest, methods: list[str], *, conversation: Conversation | None = None,
                 cancel: threading.Event | None = None, web: WebSource | None = None,
@@ -126,12 +125,11 @@ class RunService:
         choice = self.router.choose(question, set(METHODS))
         return METHODS[choice.method], choice.reason
 
-    def _events(self, run: Run, conversation: Conversation | None, cancel: threading.Event,
-                web: WebSource | None, context: RunContext | None) -> Iterator[StepEvent]:
-        request = run.request
+    def _events(self, request: RunRequest, run_id: str, conversation: Conversation | None,
+                cancel: threading.Event, web: WebSource | None, context: RunContext | None) -> Iterator[StepEvent]:
         asked = (request.question or "").strip()
         problem = self._problem(asked)
-        tracer = Tracer(request.method, run.id)
+        tracer = Tracer(request.method, run_id)
         if problem:
             yield tracer.event(ErrorPayload(message=problem), "Cannot answer")
             return

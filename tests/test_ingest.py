@@ -269,7 +269,7 @@ def test_a_failure_while_storing_keeps_nothing_of_the_file(store, files, monkeyp
         return real_add(batch, ids=ids)
 
     monkeypatch.setattr(collection._vectors, "add_documents", add_then_fail)
-    monkeypatch.setattr("corpora.store._ADD_BATCH", 4)
+    monkeypatch.setattr("corpora.collection._ADD_BATCH", 4)
     outcome = ingest_files(collection, [(files / "long.txt", "long.txt")])[0]
     assert calls == [4, 4] and outcome.status == "failed"
     assert outcome.message == "long.txt: could not be stored (disk full); nothing of it was kept."

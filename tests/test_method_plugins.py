@@ -26,6 +26,7 @@ from pipeline.payloads import AnswerPayload, HopPayload, RetrievePayload, passag
 from pipeline.prompting import load_prompt
 from pipeline.service import RunRequest, RunService
 from pipeline.settings_cli import settings_from_args
+from pipeline.steps import kind_of
 from pipeline.trace import markdown_report
 from tests.fakes import ScriptedLLM, ScriptedRetriever, TreeScript
 from ui.answer import answer_message
@@ -73,6 +74,14 @@ def test_every_consumer_reads_every_methods_events(method, embeddings):
     assert not state.errors() and state.answer is not None and state.route.method == method
     assert "Pogacar" in render(state) and "Pogacar" in answer_message(state, run.id)
     assert "## Answer" in markdown_report(state) and "Answer:" in printed.getvalue()
+    # Every step reaches every consumer: the view draws each, the report lists each, the CLI prints each.
+    view, report = render(state), markdown_report(state)
+    for step in state.steps.values():
+        assert f'data-step="{step.id}"' in view
+        assert f"- **{step.kind.value}** " in report
+        if step.status.value == "done" and step is not state.final_answer:
+            assert kind_of(step).title(step).split("\n")[0][:40] in printed.getvalue(), step.title
+    assert report.count("- **") == len(state.steps)
     item = EvalItem(id="x", dataset="toy", question=AQ, answers=["Tadej Pogacar"],
                     passages=[{"title": d.metadata["title"], "text": d.page_content} for d in DOCS])
     record = run_item(RunService(), method, item, context(method, embeddings))
@@ -179,4 +188,4 @@ def test_results_record_settings_and_prompt_versions():
     config = method_config("toc", settings)
     assert config["settings"]["max_depth"] == 2
     assert config["prompts"]["toc_clarify"] == load_prompt("toc_clarify").version >= 2
-    assert json.dumps(config)  # stored in results.json
+    assert json.loads(json.dumps(config)) == config  # stored in results.json, read back the same

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.evaluation import metrics as m
+from pipeline import metrics as m
 from pipeline.evaluation.data import load_items
 from pipeline.evaluation.harness import score
 

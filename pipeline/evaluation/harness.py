@@ -18,7 +18,7 @@ import numpy as np
 from corpora.store import CollectionStore, PassageCollection
 from models.rerankers import RankFusionReranker
 from pipeline.context import RunContext
-from pipeline.evaluation import metrics
+from pipeline import metrics
 from pipeline.evaluation.data import EvalItem, file_sha256, passage_document
 from pipeline.methods import METHODS
 from pipeline.retrieval import HybridRetriever, PoolRetriever

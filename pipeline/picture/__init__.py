@@ -2,7 +2,8 @@
 
 Trees of interpretations draw as trees, reasoning chains as chains with the passages each step brought in,
 graphs with their typed links labelled, timelines as timelines; a method the picture has never seen still
-draws (each step shows its title), and giving its kind a nicer look is one entry in ``styles.KINDS``. The same
+draws (each step shows its title), and a kind's look is part of its entry in the table of step kinds
+(``pipeline.steps``). The same
 SVG is shown live in the browser, saved next to a run's trace and linked from its Markdown report.
 
     draw(state)                     # an <svg> element for a page

@@ -30,7 +30,7 @@ from models.llm import llm_cost
 from models.rerankers import reciprocal_rank_fusion
 from pipeline.answering import retrieve_step, stream_answer
 from pipeline.context import RunContext
-from pipeline.evaluation import metrics
+from pipeline import metrics
 from pipeline.events import Link, Status, StepEvent, Tracer
 from pipeline.methods.kgp.graph_sources import GraphSource, WalkSources, find_structure, open_sources, rank_by_text
 from pipeline.payloads import (EvidencePayload, PassageRef, VisitPayload, WalkExtras, WalkPayload,
@@ -187,19 +187,8 @@ def _visit_event(tracer: Tracer, visit: _Visit, parent: str, *, edge: str, via: 
 def _walk(ctx: RunContext, tracer: Tracer, cfg: KGPSettings, question: str, sources: WalkSources,
           root: str):
     """The breadth-first walk; yields its events and returns the visits in the order they were made."""
-    retrieved = ctx.retrieve(question, min(cfg.seeds, cfg.budget))
-    for warning in retrieved.warnings:
-        yield tracer.event(WarningPayload(message=warning), warning, parent_id=root)
-    visits: list[_Visit] = []
-    seen: set[tuple[str | None, str]] = set()
-    for rank, doc in enumerate(retrieved.passages, 1):
-        source = sources.of(doc)
-        visit = _Visit(doc, source, tracer.new_id("v"), seed_rank=rank, rank=rank)
-        visit.path = (visit.step,)
-        score = doc.metadata.get("rerank_score")
-        yield _visit_event(tracer, visit, root, edge="seed", score=float(score) if score is not None else None)
-        visits.append(visit)
-        seen.add(_node_id(visit))
+    visits: list[_Visit] = yield from _seeds(ctx, tracer, cfg, question, sources, root)
+    seen = {_node_id(visit) for visit in visits}
     prompt = load_prompt("kgp_next_evidence")
     queue = deque(visits)
     while queue and len(visits) < cfg.budget:
@@ -218,22 +207,14 @@ def _walk(ctx: RunContext, tracer: Tracer, cfg: KGPSettings, question: str, sour
         asks = [Link(target=visit.step, type="evidence")]
         yield tracer.event(evidence, "Next evidence", id=step, parent_id=visit.step, status=Status.RUNNING,
                            links=asks)
-        cost: dict = {}
-        if cfg.guide == "question":
-            text, fallback = "", "Ranked by the question (guide: question, no model call)."
-        else:
-            try:
-                result = ctx.llm.chat(prompt.messages(question=question, passages=format_passages(path_docs)),
-                                      prompt.options(ctx.settings.temperature))
-            except LLMCallError as exc:
-                message = f"The walk stopped: {exc}"
-                yield tracer.event(evidence.model_copy(update={"fallback": message}), "Next evidence", id=step,
-                                   parent_id=visit.step, status=Status.FAILED, links=asks)
-                yield tracer.event(WarningPayload(message=message), message, parent_id=step)
-                break
-            cost = llm_cost(result)
-            text = clean_evidence(result.text)
-            fallback = "" if text else "The model asked for no further evidence; the question ranked the neighbours."
+        try:
+            text, fallback, cost = _next_evidence(ctx, cfg, prompt, question, path_docs)
+        except LLMCallError as exc:
+            message = f"The walk stopped: {exc}"
+            yield tracer.event(evidence.model_copy(update={"fallback": message}), "Next evidence", id=step,
+                               parent_id=visit.step, status=Status.FAILED, links=asks)
+            yield tracer.event(WarningPayload(message=message), message, parent_id=step)
+            break
         docs = visit.source.fetch([c.key for c in candidates])
         ranked = rank_by_text(text or question, docs, visit.source.vectors([d.id for d in docs]), ctx.embeddings)
         chosen = ranked[: min(cfg.neighbours, cfg.budget - len(visits))]
@@ -254,6 +235,34 @@ def _walk(ctx: RunContext, tracer: Tracer, cfg: KGPSettings, question: str, sour
             seen.add(_node_id(child))
             queue.append(child)
     return visits
+
+
+def _seeds(ctx: RunContext, tracer: Tracer, cfg: KGPSettings, question: str, sources: WalkSources, root: str):
+    """The seed passages, retrieved with the question; yields their visits' events and returns the visits."""
+    retrieved = ctx.retrieve(question, min(cfg.seeds, cfg.budget))
+    for warning in retrieved.warnings:
+        yield tracer.event(WarningPayload(message=warning), warning, parent_id=root)
+    visits: list[_Visit] = []
+    for rank, doc in enumerate(retrieved.passages, 1):
+        visit = _Visit(doc, sources.of(doc), tracer.new_id("v"), seed_rank=rank, rank=rank)
+        visit.path = (visit.step,)
+        score = doc.metadata.get("rerank_score")
+        yield _visit_event(tracer, visit, root, edge="seed", score=float(score) if score is not None else None)
+        visits.append(visit)
+    return visits
+
+
+def _next_evidence(ctx: RunContext, cfg: KGPSettings, prompt, question: str,
+                   path_docs: list[Document]) -> tuple[str, str, dict]:
+    """The next evidence the model asks for on a path (or none, ranking by the question), why the question
+    ranks instead when it does, and the call's cost. Raises ``LLMCallError``."""
+    if cfg.guide == "question":
+        return "", "Ranked by the question (guide: question, no model call).", {}
+    result = ctx.llm.chat(prompt.messages(question=question, passages=format_passages(path_docs)),
+                          prompt.options(ctx.settings.temperature))
+    text = clean_evidence(result.text)
+    fallback = "" if text else "The model asked for no further evidence; the question ranked the neighbours."
+    return text, fallback, llm_cost(result)
 
 
 def _node_id(visit: _Visit) -> tuple[str | None, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from typing import TYPE_CHECKING
 
+from pipeline import metrics
 from pipeline.payloads import NodePayload, VerifyPayload
 
 if TYPE_CHECKING:
@@ -16,8 +17,6 @@ def clarification_scores(item: "EvalItem", state: "RunState") -> dict[str, float
     """Answer-F1 of kept and of pruned clarified answers against all gold short answers of the item's
     qa_pairs (each node scored alone, averaged per item). Duplicates are left out: they are pruned for
     redundancy, not for being wrong."""
-    from pipeline.evaluation import metrics
-
     golds = [a for pair in item.qa_pairs for a in pair.get("short_answers", [])]
     nodes = [n for n in state.payloads(NodePayload, done=False) if n.answer is not None]
     if not golds:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Generator, Iterator
 
 from langchain_core.documents import Document
 
@@ -123,43 +123,10 @@ def run(question: str, ctx: RunContext, tracer: Tracer, settings: ToCSettings,
             child = Node(tracer.new_id("n"), clarified, answer, node.depth + 1, expansion, source=source)
             nodes.append(child)
             yield _node_event(tracer, child)
-            # A one-passage reading is known by its answer: the model often words two readings alike.
-            duplicate = _duplicate_of(child, nodes, by_question=source is None)
-            if duplicate is not None:
-                yield from _prune(tracer, child, "duplicate", f"duplicate of “{duplicate.question}”")
-                continue
-            if source is None and normalize_answer(clarified) == normalize_answer(question):
-                yield from _prune(tracer, child, "no-clarification", "repeats the question without clarifying it")
-                continue
-            if settings.max_llm_calls - calls < 2:  # one verification, and the answer
-                yield from _prune(tracer, child, "budget", "not verified: the LLM-call budget is spent")
-                continue
-            ctx.check_cancelled()
-            if source is not None and len(answer.split()) > MAX_ANSWER_WORDS:
-                yield from _prune(tracer, child, "no-short-answer",
-                                  f"the passage gave a description ({len(answer.split())} words), not a short answer")
-                continue
-            ranked = reranker.rerank(clarified, pool, len(pool))
-            verdict = verifier.verify(question, clarified, answer, ranked, source=source)
-            cost = {}
-            if verdict.call is not None:
-                calls += 1
-                cost = llm_cost(verdict.call)
-            payload = VerifyPayload(keep=verdict.keep, score=verdict.score, reason=verdict.reason,
-                                    evidence=verdict.evidence, verifier=verifier.name)
-            yield tracer.event(payload, f"{'Keep' if verdict.keep else 'Prune'}: {verdict.reason}",
-                               parent_id=child.id, **cost)
-            child.score = verdict.score
-            evidence_id = verdict.evidence.passage.id if verdict.evidence.passage else None
-            child.evidence = next((p for p in ranked if p.id == evidence_id), None)
-            if verdict.keep:
-                child.state = "kept"
+            calls += yield from _judge(ctx, tracer, settings, verifier, reranker, question, child, nodes, pool, calls)
+            if child.state == "kept":
                 added += 1
                 queue.append(child)
-                yield _node_event(tracer, child)
-            else:
-                kind = "verification" if child.evidence is not None else "no-evidence"
-                yield from _prune(tracer, child, kind, verdict.reason)
             if sum(n.valid for n in nodes) >= settings.max_valid_nodes:
                 break
         failed_in_row = 0 if added else failed_in_row + 1
@@ -168,6 +135,46 @@ def run(question: str, ctx: RunContext, tracer: Tracer, settings: ToCSettings,
     root.reason = f"stopped: {stop_reason}"
     yield _node_event(tracer, root, llm_calls_used=calls)
     yield from write_answer(ctx, tracer, question, root, nodes, pool, settings)
+
+
+def _judge(ctx: RunContext, tracer: Tracer, settings: ToCSettings, verifier: Verifier, reranker, question: str,
+           child: Node, nodes: list[Node], pool: list[Document], calls: int) -> Generator[StepEvent, None, int]:
+    """Prune a proposed node (a duplicate, a restatement, over budget, a description for an answer) or verify it
+    and keep or prune it by the verdict; return the LLM calls that took."""
+    source, clarified, answer = child.source, child.question, child.answer or ""
+    # A one-passage reading is known by its answer: the model often words two readings alike.
+    duplicate = _duplicate_of(child, nodes, by_question=source is None)
+    if duplicate is not None:
+        yield from _prune(tracer, child, "duplicate", f"duplicate of “{duplicate.question}”")
+        return 0
+    if source is None and normalize_answer(clarified) == normalize_answer(question):
+        yield from _prune(tracer, child, "no-clarification", "repeats the question without clarifying it")
+        return 0
+    if settings.max_llm_calls - calls < 2:  # one verification, and the answer
+        yield from _prune(tracer, child, "budget", "not verified: the LLM-call budget is spent")
+        return 0
+    ctx.check_cancelled()
+    if source is not None and len(answer.split()) > MAX_ANSWER_WORDS:
+        yield from _prune(tracer, child, "no-short-answer",
+                          f"the passage gave a description ({len(answer.split())} words), not a short answer")
+        return 0
+    ranked = reranker.rerank(clarified, pool, len(pool))
+    verdict = verifier.verify(question, clarified, answer, ranked, source=source)
+    cost = {} if verdict.call is None else llm_cost(verdict.call)
+    payload = VerifyPayload(keep=verdict.keep, score=verdict.score, reason=verdict.reason,
+                            evidence=verdict.evidence, verifier=verifier.name)
+    yield tracer.event(payload, f"{'Keep' if verdict.keep else 'Prune'}: {verdict.reason}", parent_id=child.id,
+                       **cost)
+    child.score = verdict.score
+    evidence_id = verdict.evidence.passage.id if verdict.evidence.passage else None
+    child.evidence = next((p for p in ranked if p.id == evidence_id), None)
+    if verdict.keep:
+        child.state = "kept"
+        yield _node_event(tracer, child)
+    else:
+        yield from _prune(tracer, child, "verification" if child.evidence is not None else "no-evidence",
+                          verdict.reason)
+    return 0 if verdict.call is None else 1
 
 
 def _prune(tracer: Tracer, node: Node, kind: str, reason: str) -> Iterator[StepEvent]:
