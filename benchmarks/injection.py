@@ -136,6 +136,7 @@ def report(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A command's main reads top to bottom: its arguments, its set-up, its loop and its report.
     parser = argparse.ArgumentParser(prog="python -m benchmarks.injection", description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="default", help="default | fast | any model the runtime offers")
     parser.add_argument("--method", default="oner", help="oner, ircot, toc, nor or auto (default: %(default)s)")

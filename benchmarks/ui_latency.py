@@ -167,6 +167,7 @@ def _set_setting(page, method: str, name: str, value) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A command's main reads top to bottom: its arguments, its set-up, its loop and its report.
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="default")
     parser.add_argument("--methods", default="oner,toc")

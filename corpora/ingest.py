@@ -85,27 +85,11 @@ def ingest_files(
 
     pending: list[tuple[str, str, list[Document]]] = []
     for path, display in files:
-        name = safe_source_name(display, keep_folders)
-        try:
-            size = Path(path).stat().st_size
-            if size > max_bytes:
-                raise UnreadableFile(
-                    f"{name}: {size / 1e6:.1f} MB is over the {max_bytes / 1e6:.0f} MB limit for one file."
-                )
-            data = Path(path).read_bytes()
-            loaded = load_file(path, display_name=name)
-        except UnreadableFile as exc:
-            finish(FileOutcome(name, "failed", message=str(exc)))
-            continue
-        except OSError as exc:
-            finish(FileOutcome(name, "failed", message=f"{name}: cannot be read ({exc})."))
-            continue
-        digest = file_sha256(data)
-        passages = split_file(loaded, source=name, content_sha256=digest)
-        if not passages:
-            finish(FileOutcome(name, "failed", message=f"{name}: contains no text."))
-            continue
-        pending.append((name, digest, passages))
+        prepared = _passages_of(Path(path), safe_source_name(display, keep_folders), max_bytes)
+        if isinstance(prepared, FileOutcome):
+            finish(prepared)
+        else:
+            pending.append(prepared)
 
     total = sum(len(p) for _, _, p in pending)
     done = 0
@@ -127,6 +111,25 @@ def ingest_files(
             progress(done, total, name)
         finish(outcome)
     return outcomes
+
+
+def _passages_of(path: Path, name: str, max_bytes: int) -> FileOutcome | tuple[str, str, list[Document]]:
+    """The file's name, content hash and passages; or its failed outcome, with the reason."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise UnreadableFile(f"{name}: {size / 1e6:.1f} MB is over the {max_bytes / 1e6:.0f} MB limit for one file.")
+        data = path.read_bytes()
+        loaded = load_file(path, display_name=name)
+    except UnreadableFile as exc:
+        return FileOutcome(name, "failed", message=str(exc))
+    except OSError as exc:
+        return FileOutcome(name, "failed", message=f"{name}: cannot be read ({exc}).")
+    digest = file_sha256(data)
+    passages = split_file(loaded, source=name, content_sha256=digest)
+    if not passages:
+        return FileOutcome(name, "failed", message=f"{name}: contains no text.")
+    return name, digest, passages
 
 
 def _store_file(collection: PassageCollection, name: str, digest: str, passages: list[Document], replace: bool,

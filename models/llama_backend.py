@@ -133,6 +133,8 @@ class LlamaCppChatModel(ChatModel):
         return bos + llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
 
     def stream(self, messages: list[Message], options: GenerationOptions) -> Iterator[str | ChatResult]:
+        # Longer than 60 lines on purpose: the grammar, the prompt-state cache, the stop strings and the
+        # cancel check share one llama.cpp completion and its state; it is the one place a token is generated.
         from llama_cpp import LlamaGrammar, LogitsProcessorList
 
         prompt, template_stops = self.render_prompt(messages)

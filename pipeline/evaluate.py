@@ -58,6 +58,7 @@ def report(results: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A command's main reads top to bottom: its arguments, its set-up, its loop and its report.
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     parser = argparse.ArgumentParser(prog="python -m pipeline.evaluate", description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, type=Path, help="JSONL in the schema of data/eval")

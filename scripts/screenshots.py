@@ -92,6 +92,7 @@ def _upload_report(page) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A command's main reads top to bottom: its arguments, its set-up, its loop and its report.
     from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
