@@ -1,9 +1,13 @@
 """A soak: 200 questions in a row through the run service (retrieval over a real collection, traces saved, a
-scripted model), checking that the process's memory and open file handles stay flat."""
+scripted model), checking that the process's memory and open file handles stay flat. It runs in a process of
+its own: in the test session's process, other tests' servers and threads open and close descriptors of their
+own while it counts."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +15,7 @@ from langchain_core.documents import Document
 
 from pipeline.runtime import Runtime, RuntimeConfig
 from pipeline.service import Conversation, RunRequest, RunService
+from tests.conftest import REPO
 from tests.fakes import ScriptedLLM
 
 pytestmark = pytest.mark.faults
@@ -34,7 +39,15 @@ def _open_files() -> dict[str, str]:
     return out
 
 
-def test_200_questions_keep_memory_and_file_handles_flat(tmp_path, embeddings):
+def test_200_questions_keep_memory_and_file_handles_flat(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "tests.test_soak", str(tmp_path)], cwd=REPO, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.strip().endswith("soak passed")
+
+
+def soak(tmp_path: Path, embeddings) -> None:
+    """The 200 questions and the checks (in the process that calls it)."""
     runtime = Runtime(RuntimeConfig(data_dir=tmp_path, model="default"), embeddings=embeddings)
     runtime.use_model("default", ScriptedLLM(lambda messages, options: "Jane Austen wrote it [1]."))
     runtime.store.create("books").add([
@@ -68,3 +81,10 @@ def test_200_questions_keep_memory_and_file_handles_flat(tmp_path, embeddings):
     assert len(now) <= len(files) + 8, f"open files went from {len(files)} to {len(now)}: {new}"
     assert len(now) <= len(halfway) + 2, f"open files went from {len(halfway)} to {len(now)} in the last 100 questions"
     assert len(conversation.asked) == 220
+
+
+if __name__ == "__main__":
+    from models.embeddings import SentenceEmbeddings
+
+    soak(Path(sys.argv[1]), SentenceEmbeddings())
+    print("soak passed")
