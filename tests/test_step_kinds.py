@@ -224,3 +224,29 @@ def test_links_and_notes_fold_by_role():
                                       links=[Link(target="n1", type="cites")])])
     assert list(state.steps) == ["n1", "a1"] and [n.kind for n in state.notes["n1"]] == [EventKind.VERIFY]
     assert state.outcome == "answered"
+
+
+def _hostile(value):
+    """``value`` with markup added to every string in it."""
+    if isinstance(value, str):
+        return value + '<script>alert(1)</script><img src=x onerror="y">'
+    if isinstance(value, list):
+        return [_hostile(v) for v in value]
+    if isinstance(value, dict):
+        return {k: v if k in ("kind", "state", "mode", "action", "node_kind", "structure", "method") else _hostile(v)
+                for k, v in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_kind_escapes_what_its_payload_holds(kind):
+    sample = SAMPLES[kind]
+    hostile = type(sample).model_validate(_hostile(sample.model_dump()))
+    SAMPLES[kind], original = hostile, sample
+    try:
+        state, _ = _run(kind)
+    finally:
+        SAMPLES[kind] = original
+    assert "&lt;script&gt;alert(1)" in render(state)  # shown, as text
+    for shown in (render(state), draw(state), draw(state, standalone=True)):
+        assert "<script" not in shown and "<img" not in shown, kind
