@@ -156,6 +156,52 @@ class HopPayload(_Strict):
     stop: str = ""
 
 
+class PlanPayload(_Strict):
+    """A hop-by-hop chain's plan: its sub-questions (``#k`` stands for the answer of sub-question k) and its
+    final line; or, when the model's plan cannot be followed, why (the sentence chain runs instead)."""
+
+    kind: Literal["plan"] = "plan"
+    questions: list[str] = Field(default_factory=list)
+    final: str = ""
+    error: str = ""
+
+
+class SubQuestionPayload(_Strict):
+    """One hop: the sub-question as planned and as asked (earlier answers put in), the passages retrieved for
+    it (numbered as its prompt showed them) and the answer read from one of them, checked to be in that
+    passage; or, when none was found, why."""
+
+    kind: Literal["subquestion"] = "subquestion"
+    step: int
+    planned: str
+    question: str = ""
+    answer: str = ""
+    source: int | None = None  # the number of the passage holding the answer, among ``passages``
+    found: bool | None = None  # None while the hop runs
+    passages: list[PassageRef] = Field(default_factory=list)
+    note: str = ""
+
+
+class ComparedValue(_Strict):
+    """One side of a computed comparison: what it is about, the value read and how it was read."""
+
+    about: str
+    value: str = ""
+    read_as: str = ""
+    source: PassageRef | None = None
+
+
+class ComparePayload(_Strict):
+    """A comparison computed in code from two sub-answers (earlier, later, more, less, same, both): both values
+    with their passages, and the result, or why it could not be decided."""
+
+    kind: Literal["compare"] = "compare"
+    comparison: str
+    values: list[ComparedValue] = Field(default_factory=list)
+    result: str = ""
+    reason: str = ""
+
+
 class TokenPayload(_Strict):
     kind: Literal["answer_token"] = "answer_token"
     text: str
@@ -177,18 +223,21 @@ class TreeExtras(_Strict):
 
 
 class ChainExtras(_Strict):
-    """What IRCoT adds to its answer: its reader, the chain's sentences, every passage the chain collected and,
-    for a chain-of-thought reader, the short answer it concluded."""
+    """What IRCoT adds to its answer: its reader, the chain's sentences (or, hop by hop, its sub-questions and
+    their answers), every passage the chain collected and, for a chain-of-thought reader, the short answer it
+    concluded."""
 
     kind: Literal["chain"] = "chain"
     reader: str
     reasoning: list[str] = Field(default_factory=list)
     collected: list[PassageRef] = Field(default_factory=list)
     short_answer: str | None = None
+    hops: list[QAPair] = Field(default_factory=list)  # hop by hop: each sub-question and the answer found
 
     def lines(self) -> list[str]:
         """For people, one line each."""
         return ([f"reader: {self.reader}"] + [f"reasoning: {s}" for s in self.reasoning]
+                + [f"hop: {h.question} → {h.answer or 'not found'}" for h in self.hops]
                 + [f"{len(self.collected)} passages collected"]
                 + ([f"short answer: {self.short_answer}"] if self.short_answer else []))
 

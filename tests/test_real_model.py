@@ -114,6 +114,35 @@ def test_ircot_end_to_end_with_the_fast_model(demo_data_dir, fast_llm, embedding
     assert len(final.payload.extras.collected) <= 15
 
 
+def test_ircot_hop_by_hop_end_to_end_with_the_fast_model(demo_data_dir, fast_llm, embeddings):
+    """Whatever the small model plans, every answer a hop uses is in the passage it names, and the run ends
+    with an answer."""
+    from corpora.store import CollectionStore
+    from pipeline.context import RunContext
+    from pipeline.events import EventKind, Status
+    from pipeline.retrieval import HybridRetriever
+    from pipeline.text import normalize_answer
+    from tests.fakes import run_events, settings_with
+
+    store = CollectionStore(demo_data_dir, embeddings)
+    ctx = RunContext(llm=fast_llm, retriever=HybridRetriever([store.open("demo")]), embeddings=embeddings,
+                     settings=settings_with(ircot={"mode": "hops"}))
+    events = run_events("ircot", "Where was the director of Back to the Future born?", ctx)
+    errors = [e.payload.message for e in events if e.kind == EventKind.ERROR]
+    assert not errors, errors
+    plan = [e.payload for e in events if e.kind == EventKind.PLAN and e.status == Status.DONE]
+    assert len(plan) == 1 and (plan[0].questions or plan[0].error)
+    hops = [e.payload for e in events if e.kind == EventKind.SUBQUESTION and e.status == Status.DONE]
+    if not plan[0].error:
+        assert hops
+    for hop in hops:
+        if hop.found and hop.answer not in ("yes", "no"):
+            source = hop.passages[hop.source - 1]
+            assert normalize_answer(hop.answer) in normalize_answer(f"{source.title} {source.text}")
+    final = events[-1]
+    assert final.kind == EventKind.ANSWER and final.status == Status.DONE and final.payload.answer
+
+
 def test_generation_stops_once_the_until_test_passes(fast_llm):
     from models.llm import GenerationOptions
     from pipeline.text import has_complete_sentence

@@ -20,6 +20,7 @@ from pipeline.fold import RunState
 from pipeline.payloads import (ActionPayload, AnswerPayload, ChainExtras, ErrorPayload, Evidence, EvidencePayload,
                                ExpandPayload, GraphRef, HopPayload, NodePayload, PageView, PassageRef, PrunePayload,
                                QAPair, ResultRef, RetrievePayload, RoutePayload, SentenceRef, TokenPayload,
+                               ComparedValue, ComparePayload, PlanPayload, SubQuestionPayload,
                                VerifyPayload, VisitPayload, WalkPayload, WarningPayload)
 from pipeline.picture import draw, style_of
 from pipeline.steps import KINDS, NOTE_KINDS, Payload
@@ -51,11 +52,19 @@ SAMPLES: dict[str, BaseModel] = {
     "prune": PrunePayload(prune_kind="duplicate", reason="prune reason words", undo=True),
     "hop": HopPayload(step=3, sentence="A reasoning sentence.", query="hop query words", passages=[_passage(5)],
                       duplicates=4, pool_size=11, note="a hop note", stop="a stop reason"),
+    "plan": PlanPayload(questions=["planned sub-question?"], final="Answer: #1", error="a plan error"),
+    "subquestion": SubQuestionPayload(step=2, planned="Where was #1 born?", question="Where was Someone born?",
+                                      answer="hop answer words", source=5, found=True, passages=[_passage(5)],
+                                      note="a sub-question note"),
+    "compare": ComparePayload(comparison="earlier", result="compare result", reason="a compare reason",
+                              values=[ComparedValue(about="compared thing", value="1909", read_as="1909-12-19",
+                                                    source=_passage(9))]),
     "answer_token": TokenPayload(text="streamed piece"),
     "answer": AnswerPayload(answer="The final answer [1].", citations=[1], passages=[_passage(6)],
                             finish_reason="stop", abstained=False, support=0.25, unsourced=["Unsourced Name"],
                             extras=ChainExtras(reader="notes", reasoning=["chain sentence one"],
-                                               collected=[_passage(6)], short_answer="short one")),
+                                               collected=[_passage(6)], short_answer="short one",
+                                               hops=[QAPair(question="hop question?", answer="hop answer")])),
     "warning": WarningPayload(message="a warning message", stopped=True),
     "error": ErrorPayload(message="an error message"),
     "action": ActionPayload(action="quote", step=6, browser="a local web", query="action query",
@@ -82,6 +91,7 @@ UNSHOWN = {
     "node": {"depth", "llm_calls_used"},  # the depth is the nesting; the calls are in the step's totals
     "expand": {"constrained_retry"},  # a detail of the model call, counted in its calls
     "hop": set(),
+    "subquestion": {"found"},  # shown as the answer or "not found"
     "answer": {"finish_reason", "citations", "abstained", "support"},  # the citations are marked on the passages
     "warning": {"stopped"},  # a stop is what the title and the message say
     "action": {"result", "fact", "facts", "rules", "page", "results", "sentences", "passages", "allowed",
@@ -111,6 +121,8 @@ def _witnesses(kind: str, payload: BaseModel) -> dict[str, str]:
             out[name] = value[0].question
         elif isinstance(value, list) and value and isinstance(value[0], GraphRef):
             out[name] = value[0].description
+        elif isinstance(value, list) and value and isinstance(value[0], BaseModel):
+            out.update({f"{name}.{inner}": shown for inner, shown in _witnesses(kind, value[0]).items()})
         elif isinstance(value, list):
             out[name] = str(value[0])
         elif isinstance(value, PassageRef):

@@ -35,6 +35,20 @@ class IRCoTSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    mode: Literal["sentences", "hops"] = Field(
+        "sentences",
+        description="sentences: the paper's chain, one reasoning sentence at a time, each the next retrieval "
+        "query; hops: the question is planned as simple sub-questions (Self-Ask, Press et al. 2022), each "
+        "retrieved for and answered from one passage that must hold the answer, earlier answers put into later "
+        "sub-questions, comparisons computed in code (this app's variant, for a model too small to hold a chain "
+        "in its head).",
+    )
+    hop_fallback: Literal["read", "none"] = Field(
+        "read",
+        description="Hop by hop, when a sub-question finds no answer in its passages or a comparison cannot be "
+        "decided: read: the reader answers from what was collected, under a warning that the answer may be a "
+        "guess; none: no answer.",
+    )
     k: int = Field(4, ge=1, le=10, description="Passages retrieved per query, with the question and after each "
                    "reasoning sentence. The paper tunes K in {2, 4, 6, 8} per dataset (Sec. 4); 4 keeps the "
                    "prompt short enough for the 1.5B model and 2 cores (this app's choice; K = 3 was no faster "
@@ -97,6 +111,16 @@ def extract_answer(text: str) -> str | None:
 
 
 def run(question: str, ctx: RunContext, tracer: Tracer, cfg: IRCoTSettings) -> Iterator[StepEvent]:
+    """IRCoT in the mode its settings name: one reasoning sentence at a time, or hop by hop."""
+    if cfg.mode == "hops":
+        from pipeline.methods.ircot.hops import run_hops
+
+        yield from run_hops(question, ctx, tracer, cfg)
+    else:
+        yield from run_sentences(question, ctx, tracer, cfg)
+
+
+def run_sentences(question: str, ctx: RunContext, tracer: Tracer, cfg: IRCoTSettings) -> Iterator[StepEvent]:
     """Retrieve K passages with the question, then reason one sentence at a time, retrieving K more with each
     sentence, until a sentence gives the answer or the step limit; then answer from the collected passages."""
     root = tracer.new_id("r")
@@ -256,6 +280,18 @@ def _conclude(ctx: RunContext, cfg: IRCoTSettings, tracer: Tracer, prompt, quest
 
 
 def chain_record(state: "RunState") -> dict:
-    """What the evaluation keeps of a chain: its sentences."""
-    chain = [hop.sentence for hop in state.payloads(HopPayload)]
-    return {"chain": chain} if chain else {}
+    """What the evaluation keeps of a chain: its sentences, or its plan and hops."""
+    from pipeline.payloads import ComparePayload, PlanPayload, SubQuestionPayload
+
+    record: dict = {}
+    if (chain := [hop.sentence for hop in state.payloads(HopPayload)]):
+        record["chain"] = chain
+    for plan in state.payloads(PlanPayload):
+        record["plan"] = plan.error or [*plan.questions, plan.final]
+    if (hops := state.payloads(SubQuestionPayload)):
+        record["hops"] = [{"question": h.question, "answer": h.answer if h.found else None, "source": h.source}
+                          for h in hops]
+    for comparison in state.payloads(ComparePayload):
+        record["compare"] = {"kind": comparison.comparison, "values": [v.value for v in comparison.values],
+                             "result": comparison.result or comparison.reason}
+    return record

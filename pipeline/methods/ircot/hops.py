@@ -1,0 +1,236 @@
+"""IRCoT hop by hop: the question is planned as simple sub-questions (Self-Ask, Press et al. 2022; MuSiQue's
+decompositions), each asked with its own retrieval and answered from one passage under a grammar. An answer is
+used only when the passage it names holds it (the bridge entity is checked, not trusted), and is put into the
+next sub-question in place of ``#k``. Comparisons are computed in code from the two values read.
+
+Events: the plan; one ``subquestion`` per hop, the child of the hop whose answer it uses (or of the plan), with
+its passages and the answer and passage found; a ``compare`` step when the plan compares; then the answer. A
+plan that cannot be followed falls back to the sentence chain; a hop with no answer in its passages ends the
+chain with "not found", and the answer is then read from what was collected, with a warning that says so (or
+not written at all: ``hop_fallback``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Iterator
+
+from langchain_core.documents import Document
+
+from models.llm import llm_cost
+from pipeline.answering import NO_ANSWER, stream_answer
+from pipeline.context import RunContext
+from pipeline.events import Status, StepEvent, Tracer
+from pipeline.methods.ircot.compare import Outcome, compare, yes_no
+from pipeline.methods.ircot.plan import Plan, PlanError, option_of, options, plan_for, refs_of, substitute
+from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, ComparePayload, PassageRef,
+                               PlanPayload, QAPair, SubQuestionPayload, WarningPayload, passage_refs)
+from pipeline.prompting import answer_prompt, format_passages, load_prompt
+from pipeline.retrieval import deduplicate
+from pipeline.text import normalize_answer
+
+if TYPE_CHECKING:
+    from pipeline.methods.ircot.chain import IRCoTSettings
+
+_REPLY = re.compile(r"^\s*\[(\d+)\]\s*(.+?)\s*$", re.DOTALL)
+_YES_NO_QUESTION = re.compile(r"^(is|are|was|were|do|does|did|has|have|had|can|could|will|would)\b", re.I)
+
+
+class Hop:
+    """A hop's outcome: the answer, the passage that holds it, and every passage retrieved for it."""
+
+    def __init__(self, question: str, passages: list[Document]):
+        self.question, self.passages = question, passages
+        self.answer: str | None = None
+        self.source: int | None = None  # 1-based, among ``passages``
+        self.note = ""
+
+    @property
+    def evidence(self) -> Document | None:
+        return self.passages[self.source - 1] if self.source else None
+
+
+def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings") -> Iterator[StepEvent]:
+    """Plan, answer each sub-question from its own passages, compare in code where the plan says so, and
+    answer; fall back to the sentence chain when the plan is unusable."""
+    from pipeline.methods.ircot.chain import run_sentences
+
+    plan_id = tracer.new_id("p")
+    yield tracer.event(PlanPayload(), "Plan", id=plan_id, status=Status.RUNNING)
+    prompt = load_prompt("ircot_plan")
+    result = ctx.llm.chat(prompt.messages(question=question), prompt.options(ctx.settings.temperature))
+    try:
+        plan = plan_for(result.text, question)
+    except PlanError as exc:
+        wrote = " / ".join(line.strip() for line in result.text.splitlines() if line.strip())[:300]
+        error = (f"The plan cannot be followed ({exc}): reasoning one sentence at a time instead. "
+                 f"The model wrote: {wrote or '(nothing)'}")
+        yield tracer.event(PlanPayload(error=error), "Plan: unusable", id=plan_id, **llm_cost(result))
+        yield from run_sentences(question, ctx, tracer, cfg)
+        return
+    yield tracer.event(PlanPayload(questions=list(plan.questions), final=plan.final_line()),
+                       f"Plan: {len(plan.questions)} sub-question{'s' * (len(plan.questions) > 1)}", id=plan_id,
+                       **llm_cost(result))
+
+    hops: dict[int, Hop] = {}
+    ids: dict[int, str] = {}
+    pool: list[Document] = []
+    missing: str | None = None
+    for i, planned in enumerate(plan.questions, 1):
+        ctx.check_cancelled()
+        refs = refs_of(planned)
+        ids[i] = tracer.new_id("q")
+        hop = yield from _ask(ctx, tracer, cfg, i, planned, substitute(planned, {k: hops[k].answer for k in refs}),
+                              ids[i], ids[max(refs)] if refs else plan_id)
+        hops[i] = hop
+        pool += deduplicate(hop.passages, against=pool)
+        if hop.answer is None:
+            missing = f"No passage answers \"{hop.question}\"."
+            break
+
+    answer, computed, last = None, None, ids[max(hops)]
+    if missing is None and plan.compare:
+        computed = yield from _compare_step(ctx, tracer, question, plan, hops, last)
+        last = computed[0]
+        answer = computed[1]
+        if answer is None:
+            missing = computed[2]
+    elif missing is None:
+        answer = hops[plan.answer].answer
+    yield from _answer(ctx, tracer, cfg, question, plan, hops, pool, answer, missing, last)
+
+
+def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, planned: str, asked: str,
+         hop_id: str, parent: str):
+    """One hop's events; returns its ``Hop``."""
+    payload = SubQuestionPayload(step=step, planned=planned, question=asked)
+    title = f"Hop {step}: {asked}"
+    yield tracer.event(payload, title, id=hop_id, parent_id=parent, status=Status.RUNNING)
+    retrieved = ctx.retrieve(asked, cfg.k)
+    for warning in retrieved.warnings:
+        yield tracer.event(WarningPayload(message=warning), warning, parent_id=hop_id)
+    hop = Hop(asked, retrieved.passages)
+    cost = {}
+    if hop.passages:
+        prompt = load_prompt("ircot_hop_answer")
+        result = ctx.llm.chat(prompt.messages(question=asked, passages=format_passages(hop.passages)),
+                              prompt.options(ctx.settings.temperature))
+        cost = llm_cost(result)
+        read_answer(hop, result.text)
+    else:
+        hop.note = "No passage was retrieved for it."
+    done = payload.model_copy(update=dict(answer=hop.answer or "", source=hop.source, found=hop.answer is not None,
+                                          passages=passage_refs(hop.passages), note=hop.note))
+    yield tracer.event(done, f"{title} → {hop.answer}" if hop.answer else f"{title} → not found", id=hop_id,
+                       parent_id=parent, **cost)
+    return hop
+
+
+def read_answer(hop: Hop, reply: str) -> None:
+    """Fill ``hop``'s answer and source from the model's reply ("[2] William Clemens" or "not found"), keeping
+    the answer only when a retrieved passage holds it: the one named, or else another (said in the note). A
+    yes / no is a judgement, not a copy: it is kept with the passage named."""
+    match = _REPLY.match(reply.strip().splitlines()[0] if reply.strip() else "")
+    if not match:
+        hop.note = "The model found no passage stating the answer." if "not found" in reply.lower() else \
+            f"The reply names no passage: {reply.strip()[:80]!r}."
+        return
+    named, answer = int(match.group(1)), match.group(2).strip(" .\"'*")
+    if not answer:
+        hop.note = "The reply gives no answer."
+        return
+    in_range = 1 <= named <= len(hop.passages)
+    if yes_no(answer) is not None and len(answer.split()) == 1:
+        if in_range:
+            hop.answer, hop.source = answer.lower(), named
+        else:
+            hop.note = f"The reply names passage [{named}], which was not retrieved."
+        return
+    holders = [n for n, doc in enumerate(hop.passages, 1) if _holds(doc, answer)]
+    if not holders:
+        hop.note = f"\"{answer}\" is in no retrieved passage: not used."
+        return
+    hop.answer = answer
+    hop.source = named if named in holders else holders[0]
+    if hop.source != named:
+        hop.note = f"The model named passage [{named}]; the answer is in [{hop.source}]."
+
+
+def _holds(doc: Document, answer: str) -> bool:
+    """Whether ``doc`` (its title or text) holds ``answer``, compared as normalised words."""
+    needle = normalize_answer(answer)
+    text = normalize_answer(f"{doc.metadata.get('title', '')} {doc.page_content}")
+    return bool(needle) and f" {needle} " in f" {text} "
+
+
+def _compare_step(ctx: RunContext, tracer: Tracer, question: str, plan: Plan, hops: dict[int, Hop], parent: str):
+    """The comparison's event; returns (its id, the answer or None, why there is none)."""
+    kind, a, b = plan.compare
+    choices = options(question)
+    abouts = [option_of(plan, ref, choices) or hops[ref].question for ref in (a, b)]
+    outcome: Outcome = compare(kind, hops[a].answer, hops[b].answer)
+    answer = reason = None
+    if outcome.verdict is not None:
+        answer = outcome.verdict
+    elif outcome.winner is not None:
+        about = option_of(plan, (a, b)[outcome.winner], choices)
+        if about is None and len(choices) == 2:
+            about = choices[outcome.winner]
+        if about is None and _YES_NO_QUESTION.match(question.strip()):
+            about = "yes" if outcome.winner == 0 else "no"
+        answer = about
+        if answer is None:
+            reason = "The question names no two things to choose between."
+    else:
+        reason = f"The comparison cannot be decided: {outcome.reason}."
+    step = tracer.new_id("c")
+    values = [ComparedValue(about=abouts[n], value=hops[ref].answer or "", read_as=outcome.shown[n],
+                            source=_ref(hops[ref])) for n, ref in enumerate((a, b))]
+    payload = ComparePayload(comparison=kind, values=values, result=answer or "", reason=reason or "")
+    yield tracer.event(payload, f"Compare ({kind}): {answer}" if answer else f"Compare ({kind}): undecided",
+                       id=step, parent_id=parent)
+    return step, answer, reason
+
+
+def _ref(hop: Hop) -> PassageRef | None:
+    return PassageRef.of(hop.evidence, hop.source) if hop.evidence is not None else None
+
+
+def _facts(hops: dict[int, Hop]) -> list[QAPair]:
+    return [QAPair(question=hops[k].question, answer=hops[k].answer or "") for k in sorted(hops)]
+
+
+def _answer(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", question: str, plan: Plan,
+            hops: dict[int, Hop], pool: list[Document], answer: str | None, missing: str | None,
+            parent: str) -> Iterator[StepEvent]:
+    """The answer: the chain's own when it has one and a short answer is asked for; else a reader over the
+    hops' evidence first, then the rest of what was collected, with the hops' findings as notes."""
+    facts = _facts(hops)
+    evidence = [hops[k].evidence for k in sorted(hops) if hops[k].evidence is not None]
+    read = evidence + [doc for doc in pool if all(doc is not e for e in evidence)]
+    read = read[: max(cfg.reader_passages, len(evidence))] if cfg.reader_passages else read
+    extras = ChainExtras(reader="hops", hops=facts, collected=passage_refs(pool), short_answer=answer)
+    if answer is not None and ctx.settings.answer_style == "short":
+        step = tracer.new_id("a")
+        used = [plan.answer] if plan.answer is not None else list(plan.compare[1:])
+        cited = [evidence.index(hops[k].evidence) + 1 for k in used if hops[k].evidence in evidence]
+        yield tracer.event(AnswerPayload(answer=answer, citations=cited, passages=passage_refs(evidence),
+                                         extras=extras), "Answer", id=step, parent_id=parent)
+        return
+    if missing is not None:
+        if cfg.hop_fallback == "none":
+            yield tracer.event(WarningPayload(message=f"{missing} The chain stops without an answer."),
+                               missing, parent_id=parent)
+            step = tracer.new_id("a")
+            yield tracer.event(AnswerPayload(answer=NO_ANSWER, passages=passage_refs(read), extras=extras),
+                               "Answer", id=step, parent_id=parent)
+            return
+        yield tracer.event(WarningPayload(message=f"{missing} The answer below is read from the {len(read)} "
+                                                  f"passages collected and may be a guess."),
+                           missing, parent_id=parent)
+    notes = " ".join(f"{f.question} {f.answer or 'not found'}." for f in facts)
+    if answer is not None:
+        notes += f" So the answer is: {answer}."
+    values = {"question": question, "passages": format_passages(read) or "(no passages found)", "reasoning": notes}
+    yield from stream_answer(ctx, tracer, answer_prompt("ircot_read", ctx.settings.answer_style), values, read,
+                             parent_id=parent, support_passages=pool, extras=extras)

@@ -1,0 +1,158 @@
+"""A multi-hop question's plan: the sub-questions to ask one at a time and how their answers give the answer.
+
+The model writes the plan under a grammar (``prompts/ircot_plan.gbnf``), in the style of MuSiQue's
+decompositions: numbered sub-questions, where ``#k`` stands for the answer of sub-question k, then one final
+line, either the sub-answer that answers the question or a comparison of two sub-answers computed in code::
+
+    1. Who directed Torchy Blane in Panama?
+    2. Where was #1 born?
+    Answer: #2
+
+    1. When was Awolnation formed?
+    2. When were Foo Fighters formed?
+    Compare: earlier #1 #2
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# What a comparison computes from two values: which is earlier / later (dates), more / less (numbers),
+# whether they are the same, whether both are yes.
+COMPARISONS = ("earlier", "later", "more", "less", "same", "both")
+
+_STEP = re.compile(r"^\s*(\d+)[.)]\s*(.+?)\s*$")
+_ANSWER = re.compile(r"^\s*answer\s*:\s*#(\d+)\s*$", re.IGNORECASE)
+_COMPARE = re.compile(r"^\s*compare\s*:\s*(\w+)\s+#(\d+)\s*,?\s*#(\d+)\s*$", re.IGNORECASE)
+_REF = re.compile(r"#(\d+)")
+_OPTIONS = re.compile(r"[,:]\s*(?:the\s+)?(.+?),?\s+or\s+(?:the\s+)?(.+?)\s*\?*\s*$", re.IGNORECASE)
+
+
+class PlanError(ValueError):
+    """The model's plan cannot be followed (the reason says why)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Sub-questions in order (``#k`` refers to the answer of sub-question k, 1-based) and the final step:
+    ``answer`` names the sub-question whose answer is the answer; ``compare`` is (kind, k1, k2)."""
+
+    questions: tuple[str, ...]
+    answer: int | None = None
+    compare: tuple[str, int, int] | None = None
+
+    def final_line(self) -> str:
+        """The plan's last line as the model wrote it (normalised)."""
+        if self.compare:
+            kind, a, b = self.compare
+            return f"Compare: {kind} #{a} #{b}"
+        return f"Answer: #{self.answer}"
+
+    def lines(self) -> list[str]:
+        """The whole plan, one line per sub-question and the final line."""
+        return [f"{i}. {q}" for i, q in enumerate(self.questions, 1)] + [self.final_line()]
+
+
+def parse_plan(text: str, max_questions: int = 4) -> Plan:
+    """The plan in ``text``; ``PlanError`` when it has no sub-question, too many, a final line missing or
+    unknown, or a reference to a sub-question that is not answered before it is needed."""
+    questions: list[str] = []
+    final: Plan | None = None
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if (match := _ANSWER.match(line)):
+            final = Plan((), answer=int(match.group(1)))
+            break
+        if (match := _COMPARE.match(line)):
+            kind = match.group(1).lower()
+            if kind not in COMPARISONS:
+                raise PlanError(f"unknown comparison '{kind}'")
+            final = Plan((), compare=(kind, int(match.group(2)), int(match.group(3))))
+            break
+        if (match := _STEP.match(line)):
+            if int(match.group(1)) != len(questions) + 1:
+                raise PlanError(f"sub-question {match.group(1)} is out of order")
+            questions.append(match.group(2))
+        else:
+            raise PlanError(f"unreadable line: {line.strip()[:80]}")
+    if not questions:
+        raise PlanError("no sub-question")
+    if len(questions) > max_questions:
+        raise PlanError(f"{len(questions)} sub-questions (at most {max_questions})")
+    if final is None:
+        raise PlanError("no final 'Answer:' or 'Compare:' line")
+    for i, question in enumerate(questions, 1):
+        for ref in map(int, _REF.findall(question)):
+            if not 1 <= ref < i:
+                raise PlanError(f"sub-question {i} uses #{ref} before it is answered")
+    refs = [final.answer] if final.answer is not None else list(final.compare[1:])
+    for ref in refs:
+        if not 1 <= ref <= len(questions):
+            raise PlanError(f"the final line uses #{ref}, which is not a sub-question")
+    if final.compare and final.compare[1] == final.compare[2]:
+        raise PlanError("a comparison of a sub-answer with itself")
+    return Plan(tuple(questions), answer=final.answer, compare=final.compare)
+
+
+def plan_for(text: str, question: str, max_questions: int = 4) -> Plan:
+    """The plan in ``text`` for ``question``. A comparison of two choices ("..., A or B?") planned for the
+    first choice only (the small model often writes "1. When did A die?" then "Compare: earlier #1 #2") is
+    completed: the same sub-questions are asked about the second choice and the last answers compared.
+    ``PlanError`` when it cannot be followed even so."""
+    try:
+        return parse_plan(text, max_questions)
+    except PlanError as error:
+        lines = [line for line in text.splitlines() if line.strip()]
+        choices = options(question)
+        compare = _COMPARE.match(lines[-1]) if lines else None
+        asked = [m.group(2) for m in map(_STEP.match, lines[:-1]) if m]
+        if not (compare and choices and asked and len(asked) == len(lines) - 1 and 2 * len(asked) <= max_questions):
+            raise error
+        first, second = choices
+        text_of = " ".join(asked).casefold()
+        if first.casefold() not in text_of or second.casefold() in text_of:
+            raise error
+        n = len(asked)
+        pattern = re.compile(re.escape(first), re.IGNORECASE)
+        copies = [_REF.sub(lambda m: f"#{int(m.group(1)) + n}", pattern.sub(second, q)) for q in asked]
+        repaired = [f"{i}. {q}" for i, q in enumerate(asked + copies, 1)]
+        return parse_plan("\n".join(repaired + [f"Compare: {compare.group(1)} #{n} #{2 * n}"]), max_questions)
+
+
+def substitute(question: str, answers: dict[int, str]) -> str:
+    """``question`` with each ``#k`` replaced by the answer of sub-question k."""
+    return _REF.sub(lambda m: answers[int(m.group(1))], question)
+
+
+def refs_of(question: str) -> list[int]:
+    """The sub-questions whose answers ``question`` uses."""
+    return [int(ref) for ref in _REF.findall(question)]
+
+
+def options(question: str) -> list[str]:
+    """The two things a "which ..., A or B?" question chooses between, in order, or [] when it names none."""
+    match = _OPTIONS.search(question.strip())
+    if not match:
+        return []
+    first, second = (part.strip(" \"'") for part in match.groups())
+    # "Which came first, A, B or C" and run-on clauses are not a choice of two.
+    return [first, second] if first and second and len(first) < 120 and len(second) < 120 else []
+
+
+def option_of(plan: Plan, ref: int, choices: list[str]) -> str | None:
+    """Which of ``choices`` sub-question ``ref`` is about: the choice named in it or in the sub-questions it
+    builds on (a bridge comparison asks about the film's director, then about the director)."""
+    seen, todo = set(), [ref]
+    while todo:
+        k = todo.pop()
+        if k in seen:
+            continue
+        seen.add(k)
+        text = plan.questions[k - 1].casefold()
+        named = [choice for choice in choices if choice.casefold() in text]
+        if len(named) == 1:
+            return named[0]
+        todo.extend(refs_of(plan.questions[k - 1]))
+    return None

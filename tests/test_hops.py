@@ -1,0 +1,270 @@
+"""IRCoT hop by hop, pinned with the scripted LLM and a scripted retriever: the plan, each bridge entity read from a
+passage, checked against it and put into the next sub-question; a bridge not in any passage ending the chain
+with "not found"; comparisons computed in code whatever the model's prose says; and the plan's parsing."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.documents import Document
+
+from pipeline.context import RunContext
+from pipeline.events import EventKind, Status
+from pipeline.fold import RunState
+from pipeline.methods.ircot.compare import compare, parse_date, parse_number
+from pipeline.methods.ircot.plan import PlanError, option_of, options, parse_plan, plan_for
+from pipeline.payloads import ComparePayload, SubQuestionPayload
+from tests.fakes import ScriptedLLM, ScriptedRetriever, run_events, settings_with
+
+LIBRARY = {
+    "torchy": Document(page_content="Torchy Blane in Panama is a 1938 American film directed by William Clemens.",
+                       metadata={"title": "Torchy Blane in Panama"}, id="torchy"),
+    "clemens": Document(page_content="William Clemens (1905 - 1980) was an American film director, born in "
+                                     "Saginaw, Michigan.", metadata={"title": "William Clemens"}, id="clemens"),
+    "panama": Document(page_content="Panama is a country in Central America.", metadata={"title": "Panama"},
+                       id="panama"),
+    "cooper": Document(page_content="Thomas Valentine Cooper (16 January 1835 - 19 December 1909) was an American "
+                                    "newspaper publisher.", metadata={"title": "Thomas Valentine Cooper"}, id="cooper"),
+    "roosevelt": Document(page_content="John Ellis Roosevelt (January 4, 1853 - February 3, 1939) was an American "
+                                       "lawyer.", metadata={"title": "John Ellis Roosevelt"}, id="roosevelt"),
+}
+
+
+def library(query: str, k: int) -> list[Document]:
+    """Passages whose title words appear in the query first, then the rest."""
+    words = set(query.lower().replace("?", "").split())
+    ranked = sorted(LIBRARY.values(), key=lambda d: -len(words & set(d.metadata["title"].lower().split())))
+    return ranked[:k]
+
+
+def scripted(plan: str, answers: dict[str, str], reader: str = "READER GUESS"):
+    """Replies ``plan`` to the planning call, ``answers[sub-question]`` to each hop, ``reader`` otherwise."""
+    def reply(messages, options):
+        system = messages[0]["content"]
+        if system.startswith("You split a question"):
+            return plan
+        if system.startswith("You answer one simple question"):
+            question = messages[-1]["content"].rsplit("Question:", 1)[1].strip()
+            return answers[question]
+        return reader
+    return ScriptedLLM(reply)
+
+
+def run(llm, question, **ircot):
+    retriever = ScriptedRetriever(library)
+    ctx = RunContext(llm=llm, retriever=retriever,
+                     settings=settings_with(answer_style="short", min_support=0, ircot={"mode": "hops", **ircot}))
+    return run_events("ircot", question, ctx), retriever
+
+
+def done(events, kind):
+    return [e for e in events if e.kind == kind and e.status == Status.DONE]
+
+
+def answer_of(events):
+    answers = done(events, EventKind.ANSWER)
+    assert len(answers) == 1, [e.payload for e in events if e.kind == EventKind.ERROR]
+    return answers[0].payload
+
+
+def test_a_bridge_entity_is_read_checked_against_its_passage_and_put_into_the_next_question():
+    llm = scripted("1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2",
+                   {"Who directed Torchy Blane in Panama?": "[1] William Clemens",
+                    "Where was William Clemens born?": "[1] Saginaw, Michigan"})
+    events, retriever = run(llm, "Where was the director of film Torchy Blane In Panama born?")
+
+    hops = [e.payload for e in done(events, EventKind.SUBQUESTION)]
+    assert [h.question for h in hops] == ["Who directed Torchy Blane in Panama?", "Where was William Clemens born?"]
+    assert hops[1].planned == "Where was #1 born?"
+    assert [(h.answer, h.found) for h in hops] == [("William Clemens", True), ("Saginaw, Michigan", True)]
+    # each answer's passage is the one that holds it
+    assert [h.passages[h.source - 1].title for h in hops] == ["Torchy Blane in Panama", "William Clemens"]
+    # the second retrieval asked for the substituted question, not the planned one
+    assert [q for q, _ in retriever.queries] == [h.question for h in hops]
+    answer = answer_of(events)
+    assert answer.answer == "Saginaw, Michigan"
+    assert [p.title for p in answer.passages] == ["Torchy Blane in Panama", "William Clemens"]
+    assert answer.citations == [2]
+    assert [(h.question, h.answer) for h in answer.extras.hops] == [(h.question, h.answer) for h in hops]
+    # the hops draw as a chain under the plan
+    plan = done(events, EventKind.PLAN)[0]
+    subs = done(events, EventKind.SUBQUESTION)
+    assert subs[0].parent_id == plan.id and subs[1].parent_id == subs[0].id
+
+
+def test_an_answer_not_in_the_passage_named_is_kept_only_from_a_passage_that_holds_it():
+    llm = scripted("1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2",
+                   {"Who directed Torchy Blane in Panama?": "[4] William Clemens",
+                    "Where was William Clemens born?": "[1] Saginaw, Michigan"})
+    events, _ = run(llm, "Where was the director of film Torchy Blane In Panama born?")
+    first = done(events, EventKind.SUBQUESTION)[0].payload
+    assert first.found and first.source == 1 and "[4]" in first.note
+
+
+def test_a_bridge_entity_in_no_passage_ends_the_chain_with_not_found_instead_of_a_guess():
+    llm = scripted("1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2",
+                   {"Who directed Torchy Blane in Panama?": "[1] Frank McDonald"})
+    events, retriever = run(llm, "Where was the director of film Torchy Blane In Panama born?", hop_fallback="none")
+
+    hops = [e.payload for e in done(events, EventKind.SUBQUESTION)]
+    assert len(hops) == 1 and hops[0].found is False and hops[0].answer == ""
+    assert "Frank McDonald" in hops[0].note and "no retrieved passage" in hops[0].note
+    assert len(retriever.queries) == 1  # no second hop was asked with a guessed entity
+    assert not any("Frank McDonald" in call[0][-1]["content"] for call in llm.calls[2:])
+    warnings = [e.payload.message for e in events if e.kind == EventKind.WARNING]
+    assert any("No passage answers" in w for w in warnings)
+    assert answer_of(events).answer.startswith("The sources do not") or "not" in answer_of(events).answer.lower()
+
+
+def test_with_the_read_fallback_the_reader_answers_under_a_warning_that_it_may_be_a_guess():
+    llm = scripted("1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2",
+                   {"Who directed Torchy Blane in Panama?": "not found"}, reader="Saginaw")
+    events, _ = run(llm, "Where was the director of film Torchy Blane In Panama born?")
+    assert done(events, EventKind.SUBQUESTION)[0].payload.found is False
+    assert any("may be a guess" in e.payload.message for e in events if e.kind == EventKind.WARNING)
+    assert answer_of(events).answer == "Saginaw"
+
+
+def test_a_date_comparison_is_computed_where_the_models_prose_says_the_opposite():
+    question = "Who died first, Thomas Valentine Cooper or John Ellis Roosevelt?"
+    llm = scripted("1. When did Thomas Valentine Cooper die?\n2. When did John Ellis Roosevelt die?\n"
+                   "Compare: earlier #1 #2",
+                   {"When did Thomas Valentine Cooper die?": "[1] 19 December 1909",
+                    "When did John Ellis Roosevelt die?": "[1] February 3, 1939"},
+                   reader="John Ellis Roosevelt died first, in 1939, long before Cooper.")
+    events, _ = run(llm, question)
+
+    comparison: ComparePayload = done(events, EventKind.COMPARE)[0].payload
+    assert comparison.result == "Thomas Valentine Cooper"
+    assert [(v.about, v.value, v.read_as) for v in comparison.values] == [
+        ("Thomas Valentine Cooper", "19 December 1909", "1909-12-19"),
+        ("John Ellis Roosevelt", "February 3, 1939", "1939-02-03")]
+    assert [v.source.title for v in comparison.values] == ["Thomas Valentine Cooper", "John Ellis Roosevelt"]
+    answer = answer_of(events)
+    assert answer.answer == "Thomas Valentine Cooper"
+    assert answer.citations == [1, 2]
+    assert not any("long before" in e.payload.answer for e in done(events, EventKind.ANSWER))
+
+
+def test_an_attribute_not_found_is_said_so_instead_of_guessed():
+    question = "Who died first, Thomas Valentine Cooper or John Ellis Roosevelt?"
+    llm = scripted("1. When did Thomas Valentine Cooper die?\n2. When did John Ellis Roosevelt die?\n"
+                   "Compare: earlier #1 #2",
+                   {"When did Thomas Valentine Cooper die?": "[1] 19 December 1909",
+                    "When did John Ellis Roosevelt die?": "not found"})
+    events, _ = run(llm, question, hop_fallback="none")
+    assert not done(events, EventKind.COMPARE)
+    hops = [e.payload for e in done(events, EventKind.SUBQUESTION)]
+    assert hops[1].found is False
+    assert any("When did John Ellis Roosevelt die?" in e.payload.message
+               for e in events if e.kind == EventKind.WARNING)
+
+
+def test_an_unusable_plan_falls_back_to_the_sentence_chain():
+    llm = scripted("1. Who directed it?\n2. Where was #3 born?\nAnswer: #2", {},
+                   reader="So the answer is: Saginaw.")
+    events, _ = run(llm, "Where was the director of film Torchy Blane In Panama born?")
+    plan = done(events, EventKind.PLAN)[0].payload
+    assert "#3" in plan.error and "one sentence at a time" in plan.error
+    assert done(events, EventKind.HOP)  # the sentence chain ran
+    answer_of(events)
+
+
+def test_the_hops_are_recorded_for_the_evaluation_and_shown_by_every_consumer():
+    from pipeline.methods import get_method
+    from pipeline.trace import markdown_report
+
+    llm = scripted("1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2",
+                   {"Who directed Torchy Blane in Panama?": "[1] William Clemens",
+                    "Where was William Clemens born?": "[1] Saginaw, Michigan"})
+    events, _ = run(llm, "Where was the director of film Torchy Blane In Panama born?")
+    state = RunState.of(events)
+    record = get_method("ircot").record(state)
+    assert record["hops"] == [{"question": "Who directed Torchy Blane in Panama?", "answer": "William Clemens",
+                               "source": 1},
+                              {"question": "Where was William Clemens born?", "answer": "Saginaw, Michigan",
+                               "source": 1}]
+    assert record["plan"][-1] == "Answer: #2"
+    report = markdown_report(state)
+    assert "William Clemens" in report and "Where was #1 born?" in report
+
+
+@pytest.mark.parametrize("text, error", [
+    ("", "no sub-question"),
+    ("1. Who?\n", "no final"),
+    ("1. Who wrote it?\n2. Where was #2 born?\nAnswer: #2", "uses #2 before"),
+    ("1. Who wrote it?\nAnswer: #3", "not a sub-question"),
+    ("1. A?\n3. B?\nAnswer: #1", "out of order"),
+    ("1. A?\n2. B?\nCompare: older #1 #2", "unknown comparison"),
+    ("1. A?\n2. B?\nCompare: earlier #1 #1", "with itself"),
+])
+def test_plans_that_cannot_be_followed_are_refused_with_the_reason(text, error):
+    with pytest.raises(PlanError, match=error):
+        parse_plan(text)
+
+
+def test_a_bridge_comparison_maps_each_value_back_to_the_choice_it_is_about():
+    plan = parse_plan("1. Who directed Hidden Power?\n2. Who directed Hiawanda's Cross?\n3. When did #1 die?\n"
+                      "4. When did #2 die?\nCompare: earlier #3 #4")
+    choices = options("Which film has the director died earlier, Hidden Power or Hiawanda's Cross?")
+    assert choices == ["Hidden Power", "Hiawanda's Cross"]
+    assert [option_of(plan, ref, choices) for ref in (3, 4)] == ["Hidden Power", "Hiawanda's Cross"]
+
+
+@pytest.mark.parametrize("kind, first, second, winner, verdict", [
+    ("earlier", "19 December 1909", "February 3, 1939", 0, None),
+    ("later", "1909", "3 February 1939", 1, None),
+    ("earlier", "March 1950", "1 January 1950", 1, None),
+    ("earlier", "1950", "3 March 1950", None, None),  # the same year, one date without a month: undecided
+    ("earlier", "44 BC", "14 AD", 0, None),
+    ("more", "25 million", "3,000,000", 0, None),
+    ("less", "1.5 km", "900 m", None, None),  # different units are not compared
+    ("more", "1.5 km", "900 km", 1, None),
+    ("both", "yes", "no", None, "no"),
+    ("same", "American", "american", None, "yes"),
+    ("same", "France", "Germany", None, "no"),
+])
+def test_comparisons_are_computed_from_the_values(kind, first, second, winner, verdict):
+    outcome = compare(kind, first, second)
+    assert (outcome.winner, outcome.verdict) == (winner, verdict)
+
+
+def test_dates_and_numbers_are_read_in_the_forms_passages_write_them():
+    assert parse_date("(16 January 1835 - 19 December 1909)") == (1835, 1, 16)
+    assert parse_date("born on January 4, 1853") == (1853, 1, 4)
+    assert parse_date("in Sept. 1901") == (1901, 9, 0)
+    assert parse_date("no date here") is None
+    assert parse_number("25 million records") == 25e6
+    assert parse_number("about 1,234.5 km") == 1234.5
+
+
+@pytest.mark.parametrize("text, questions, final", [
+    ("1. When did Theodor Kotsch die?\nCompare: earlier #1 #2",
+     ["When did Theodor Kotsch die?", "When did Herbert Walther die?"], "Compare: earlier #1 #2"),
+    ("1. Who directed Theodor Kotsch?\n2. When did #1 die?\nCompare: earlier #2 #3",
+     ["Who directed Theodor Kotsch?", "When did #1 die?", "Who directed Herbert Walther?", "When did #3 die?"],
+     "Compare: earlier #2 #4"),
+])
+def test_a_comparison_planned_for_one_choice_is_asked_of_the_other_too(text, questions, final):
+    plan = plan_for(text, "Who died earlier, Theodor Kotsch or Herbert Walther?")
+    assert (list(plan.questions), plan.final_line()) == (questions, final)
+
+
+def test_a_plan_that_names_no_choice_is_not_completed():
+    with pytest.raises(PlanError):
+        plan_for("1. When did he die?\nCompare: earlier #1 #2", "Who died earlier, Theodor Kotsch or Herbert Walther?")
+
+
+def test_a_long_answer_is_written_from_the_hops_evidence_first_with_their_findings_as_notes():
+    llm = scripted("1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2",
+                   {"Who directed Torchy Blane in Panama?": "[1] William Clemens",
+                    "Where was William Clemens born?": "[1] Saginaw, Michigan"},
+                   reader="Its director William Clemens was born in Saginaw, Michigan [2].")
+    ctx = RunContext(llm=llm, retriever=ScriptedRetriever(library),
+                     settings=settings_with(answer_style="long", min_support=0, ircot={"mode": "hops"}))
+    events = run_events("ircot", "Where was the director of film Torchy Blane In Panama born?", ctx)
+    answer = answer_of(events)
+    assert answer.answer == "Its director William Clemens was born in Saginaw, Michigan [2]."
+    assert [p.title for p in answer.passages[:2]] == ["Torchy Blane in Panama", "William Clemens"]
+    reader_prompt = llm.calls[-1][0][-1]["content"]
+    assert "Where was William Clemens born? Saginaw, Michigan." in reader_prompt
+    assert "So the answer is: Saginaw, Michigan." in reader_prompt
