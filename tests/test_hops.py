@@ -12,7 +12,7 @@ from pipeline.events import EventKind, Status
 from pipeline.fold import RunState
 from pipeline.methods.ircot.compare import compare, parse_date, parse_number
 from pipeline.methods.ircot.plan import PlanError, option_of, options, parse_plan, plan_for
-from pipeline.payloads import ComparePayload, SubQuestionPayload
+from pipeline.payloads import ComparePayload
 from tests.fakes import ScriptedLLM, ScriptedRetriever, run_events, settings_with
 
 LIBRARY = {

@@ -316,3 +316,30 @@ def test_the_collections_tab_names_every_status():
     produced = {status(node) for node in ast.walk(ast.parse(inspect.getsource(corpora.ingest)))
                 if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "FileOutcome"}
     assert set(_STATUS) == produced
+
+
+@pytest.mark.parametrize("name, sentence", [
+    ("chinese.txt", "北京是中华人民共和国的首都，也是全国的政治、文化中心。"),
+    ("japanese.txt", "東京は日本の首都であり、世界最大の都市圏の一つです。"),
+])
+def test_text_without_spaces_between_words_is_cut_into_passages_of_the_usual_size(files, name, sentence):
+    from corpora.splitting import PASSAGE_WORDS, file_sha256, passage_length, split_file
+
+    (files / name).write_text("\n".join(sentence * 40 for _ in range(40)), encoding="utf-8")  # 40 long lines
+    passages = split_file(load_file(files / name), source=name,
+                          content_sha256=file_sha256((files / name).read_bytes()))
+    assert len(passages) > 100
+    assert max(passage_length(p.page_content) for p in passages) <= PASSAGE_WORDS
+    assert max(len(p.page_content) for p in passages) <= 2 * PASSAGE_WORDS
+    # cut at sentence ends: every passage but the last ends a sentence, and none is lost
+    assert all(p.page_content.endswith("。") for p in passages[:-1])
+    assert "".join(p.page_content for p in passages).count(sentence) >= 40 * 40
+
+
+def test_a_long_run_of_characters_without_spaces_is_cut_too(files):
+    from corpora.splitting import file_sha256, split_file
+
+    (files / "blob.txt").write_text("QUJD" * 50_000, encoding="utf-8")
+    passages = split_file(load_file(files / "blob.txt"), source="blob.txt",
+                          content_sha256=file_sha256((files / "blob.txt").read_bytes()))
+    assert len(passages) > 100 and max(len(p.page_content) for p in passages) <= 1_500

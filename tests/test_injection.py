@@ -164,3 +164,25 @@ def test_part_of_the_injection_set_does_not_steer_the_fast_model(tmp_path, fast_
         final = events[-1]
         assert final.kind == EventKind.ANSWER, [e.payload for e in events]
         assert not contains_any(final.payload.answer, every_target), (item.id, final.payload.answer)
+
+
+# Inputs that made a regular expression search on from every start (20,000 unclosed "<!--" took 6.4 s, and each
+# doubling four times as long), and others of the same shape.
+PATHOLOGICAL = ["<!--", "<script ", "<style>", "<svg ", "<|im_start|>", "[INST]", "<<SYS>>", "<a href=x ", "<b x=\"",
+                "![", "[x](", "ignore previous ", "you must ", "include ", "decode ", "System:", "忽略", "Aa1+"]
+
+
+@pytest.mark.parametrize("clean", [neutralise, sanitise_answer])
+@pytest.mark.parametrize("unit", PATHOLOGICAL)
+def test_pathological_text_is_cleaned_in_time_linear_in_its_length(clean, unit):
+    import time
+
+    small = (unit * (50_000 // len(unit) + 1))[:50_000]
+
+    def seconds(text):
+        start = time.perf_counter()
+        clean(text)
+        return time.perf_counter() - start
+    ten_times = seconds(small * 10)
+    # Linear work takes about 10 times as long for 10 times the text; quadratic about 100 times.
+    assert ten_times < 30 * max(seconds(small), 0.005), (unit, ten_times)
