@@ -270,3 +270,20 @@ def test_unsourced_names_counts_warnings_on_right_and_wrong_saved_answers(tmp_pa
     # one wrong answer, warned; two right ones, one warned ("1816" is in no passage)
     assert "| toy | 3 | 1 | 1 (100%) | 2 | 1 (50%) | 50% |" in out
     assert "not in the passages: Charlotte, Bronte" in out and "not in the passages: 1816" in out
+
+
+def test_by_type_compares_each_question_type_with_its_interval(tmp_path, capsys, monkeypatch):
+    from benchmarks import by_type
+
+    data = tmp_path / "data.jsonl"
+    data.write_text("\n".join(json.dumps({"id": f"q{i}", "type": "comparison" if i < 4 else "compositional"})
+                              for i in range(10)))
+    before = write(tmp_path / "before.json", [item(i, "ircot", 0.0, 10.0) for i in range(10)])
+    after = write(tmp_path / "after.json", [item(i, "ircot", 1.0 if i < 4 else 0.0, 4.0) for i in range(10)])
+    monkeypatch.setattr("sys.argv", ["by_type", str(before), str(after), "--data", str(data), "--method", "ircot"])
+    by_type.main()
+    rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in line.strip("|").split("|")]
+                                              for line in capsys.readouterr().out.splitlines()[2:])}
+    assert rows["comparison"] == ["4", "0.0", "100.0", "+100.0 [+100.0, +100.0]", "10.0 / 4.0"]
+    assert rows["compositional"][:4] == ["6", "0.0", "0.0", "+0.0 [+0.0, +0.0]"]
+    assert rows["all"][:3] == ["10", "0.0", "40.0"]
