@@ -427,3 +427,15 @@ def test_a_reading_that_restates_the_question_is_named_by_its_page_and_the_step_
     assert f"{AQ.rstrip('?')} (David Lloyd George)?" in by_question(events)
     # The page names the reading, not the step: every update of the expansion keeps the step's title.
     assert {e.title for e in events if e.kind == EventKind.EXPAND} == {f"Clarify, one passage at a time: {AQ}"}
+
+
+def test_an_answer_of_several_parts_is_found_where_a_passage_states_each_part():
+    from pipeline.methods.toc.verification import answer_passage
+
+    weights = Document(page_content="The default weight value is 50, and the maximum is 100.",
+                       metadata={"title": "Glob weights"})
+    other = Document(page_content="Weights are integers.", metadata={"title": "Types"})
+    assert answer_passage("50, 100", [other, weights]) is weights
+    assert answer_passage("50 and 100", [other, weights]) is weights
+    assert answer_passage("50, 200", [other, weights]) is None  # every part must be there
+    assert answer_passage("5, 10", [other, weights]) is None  # parts are words, not pieces of "50" and "100"

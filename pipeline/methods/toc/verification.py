@@ -8,6 +8,7 @@ question (embedding cosine similarity).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -41,15 +42,31 @@ class Verifier(Protocol):
 
 
 def answer_passage(answer: str, passages: list[Document]) -> Document | None:
-    """The first (most relevant) passage whose normalised text contains the normalised answer."""
+    """The first (most relevant) passage whose normalised text contains the normalised answer; for an answer of
+    several parts ("50, 100", "Paris and Lyon") that no passage holds as written, the first that holds each part
+    ("The default weight is 50, and the maximum is 100")."""
     needle = normalize_answer(answer)
     if not needle:
         return None
-    for passage in passages:
-        # The text the model read: an answer that only an injected instruction holds has no evidence.
-        if needle in normalize_answer(f"{passage.metadata.get('title', '')} {neutralise(passage.page_content).text}"):
+    # The text the model read: an answer that only an injected instruction holds has no evidence.
+    texts = [f" {normalize_answer(_read_text(passage))} " for passage in passages]
+    for passage, text in zip(passages, texts):
+        if needle in text:
             return passage
+    parts = [normalize_answer(part) for part in _PARTS.split(answer)]
+    parts = [part for part in parts if part]
+    if len(parts) > 1:
+        for passage, text in zip(passages, texts):
+            if all(f" {part} " in text for part in parts):
+                return passage
     return None
+
+
+def _read_text(passage: Document) -> str:
+    return f"{passage.metadata.get('title', '')} {neutralise(passage.page_content).text}"
+
+
+_PARTS = re.compile(r"\s*(?:[,;/&]|\band\b)\s*", re.IGNORECASE)
 
 
 def probability_true(result: ChatResult) -> float:
