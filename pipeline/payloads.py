@@ -163,6 +163,7 @@ class PlanPayload(_Strict):
     kind: Literal["plan"] = "plan"
     questions: list[str] = Field(default_factory=list)
     final: str = ""
+    note: str = ""  # how the plan differs from what the model wrote (completed, or read from the question)
     error: str = ""
 
 

@@ -249,9 +249,9 @@ def test_a_comparison_planned_for_one_choice_is_asked_of_the_other_too(text, que
     assert (list(plan.questions), plan.final_line()) == (questions, final)
 
 
-def test_a_plan_that_names_no_choice_is_not_completed():
-    with pytest.raises(PlanError):
-        plan_for("1. When did he die?\nCompare: earlier #1 #2", "Who died earlier, Theodor Kotsch or Herbert Walther?")
+def test_a_plan_that_names_no_choice_is_not_completed_but_replaced_by_the_wordings_plan():
+    plan = plan_for("1. When did he die?\nCompare: earlier #1 #2", "Who died earlier, Theodor Kotsch or Herbert Walther?")
+    assert plan.questions == ("When did Theodor Kotsch die?", "When did Herbert Walther die?")
 
 
 def test_a_long_answer_is_written_from_the_hops_evidence_first_with_their_findings_as_notes():
@@ -268,3 +268,26 @@ def test_a_long_answer_is_written_from_the_hops_evidence_first_with_their_findin
     reader_prompt = llm.calls[-1][0][-1]["content"]
     assert "Where was William Clemens born? Saginaw, Michigan." in reader_prompt
     assert "So the answer is: Saginaw, Michigan." in reader_prompt
+
+
+@pytest.mark.parametrize("question, questions, final", [
+    ("Who died first, Thomas Valentine Cooper or John Ellis Roosevelt?",
+     ["When did Thomas Valentine Cooper die?", "When did John Ellis Roosevelt die?"], "Compare: earlier #1 #2"),
+    ("Who is younger, Emmanuel Oduol or Kodardas Kalidas Shah?",
+     ["When was Emmanuel Oduol born?", "When was Kodardas Kalidas Shah born?"], "Compare: later #1 #2"),
+    ("Which film came out more recently, Off The Menu or See You In Hell?",
+     ["When was Off The Menu released?", "When was See You In Hell released?"], "Compare: later #1 #2"),
+    ("Which film has the director who is older than the other, Colierul De Turcoaze or Leo And Loree?",
+     ["Who directed Colierul De Turcoaze?", "Who directed Leo And Loree?", "When was #1 born?", "When was #2 born?"],
+     "Compare: earlier #3 #4"),
+])
+def test_a_plan_that_restates_a_comparison_is_replaced_by_the_plan_its_wording_gives(question, questions, final):
+    restated = f"1. {question}\nCompare: earlier #1 #2"
+    plan = plan_for(restated, question)
+    assert (list(plan.questions), plan.final_line()) == (questions, final)
+    assert "question's wording" in plan.note
+
+
+def test_a_question_that_compares_nothing_gets_no_plan_from_its_wording():
+    with pytest.raises(PlanError):
+        plan_for("1. Who is it?\nCompare: earlier #1 #2", "Which one is the capital, Paris or Lyon?")

@@ -77,7 +77,7 @@ def _compare_title(step: "StepEvent") -> str:
 
 def _plan_lines(step: "StepEvent", state: "RunState") -> list[str]:
     p: PlanPayload = step.payload
-    return [one_line(line) for line in ([p.error] if p.error else []) + _plan(p)]
+    return [one_line(line) for line in [text for text in (p.error, p.note) if text] + _plan(p)]
 
 
 def _plan(p: PlanPayload) -> list[str]:
@@ -86,7 +86,7 @@ def _plan(p: PlanPayload) -> list[str]:
 
 def _plan_card(step: "StepEvent", state: "RunState") -> str:
     p: PlanPayload = step.payload
-    error = f'<div class="rv-muted">{esc(p.error)}</div>' if p.error else ""
+    error = "".join(f'<div class="rv-muted">{esc(text)}</div>' for text in (p.error, p.note) if text)
     items = "".join(f"<li>{esc(q)}</li>" for q in p.questions)
     final = f'<div class="rv-query">{esc(p.final)}</div>' if p.final else ""
     return error + (f"<ol>{items}</ol>" if items else "") + final
@@ -170,7 +170,7 @@ KINDS = (
     StepKind("plan", PlanPayload, "step", title=titled, lines=_plan_lines, card=_plan_card,
              style=KindStyle("plan of sub-questions", "box", QUESTION,
                              label=lambda step, state: _plan(step.payload) or [step.title],
-                             details=lambda step, state: [step.payload.error] if step.payload.error else []),
+                             details=lambda step, state: [t for t in (step.payload.error, step.payload.note) if t]),
              passages=no_passages),
     StepKind("subquestion", SubQuestionPayload, "step", title=_subquestion_title, lines=_subquestion_lines,
              card=_subquestion_card,

@@ -68,7 +68,7 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
         yield tracer.event(PlanPayload(error=error), "Plan: unusable", id=plan_id, **llm_cost(result))
         yield from run_sentences(question, ctx, tracer, cfg)
         return
-    yield tracer.event(PlanPayload(questions=list(plan.questions), final=plan.final_line()),
+    yield tracer.event(PlanPayload(questions=list(plan.questions), final=plan.final_line(), note=plan.note),
                        f"Plan: {len(plan.questions)} sub-question{'s' * (len(plan.questions) > 1)}", id=plan_id,
                        **llm_cost(result))
 

@@ -16,7 +16,7 @@ line, either the sub-answer that answers the question or a comparison of two sub
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # What a comparison computes from two values: which is earlier / later (dates), more / less (numbers),
 # whether they are the same, whether both are yes.
@@ -41,6 +41,7 @@ class Plan:
     questions: tuple[str, ...]
     answer: int | None = None
     compare: tuple[str, int, int] | None = None
+    note: str = ""  # how the plan differs from what the model wrote
 
     def final_line(self) -> str:
         """The plan's last line as the model wrote it (normalised)."""
@@ -99,8 +100,20 @@ def parse_plan(text: str, max_questions: int = 4) -> Plan:
 def plan_for(text: str, question: str, max_questions: int = 4) -> Plan:
     """The plan in ``text`` for ``question``. A comparison of two choices ("..., A or B?") planned for the
     first choice only (the small model often writes "1. When did A die?" then "Compare: earlier #1 #2") is
-    completed: the same sub-questions are asked about the second choice and the last answers compared.
-    ``PlanError`` when it cannot be followed even so."""
+    completed: the same sub-questions are asked about the second choice and the last answers compared. One that
+    restates the question as a sub-question ("1. Who died first, A or B?") is replaced by the plan its wording
+    gives (``comparison_plan``). ``PlanError`` when it cannot be followed even so."""
+    try:
+        return _completed(text, question, max_questions)
+    except PlanError:
+        fallback = comparison_plan(question)
+        if fallback is None:
+            raise
+        return replace(fallback, note="The model's plan could not be followed; this one comes from the "
+                                      "question's wording.")
+
+
+def _completed(text: str, question: str, max_questions: int) -> Plan:
     try:
         return parse_plan(text, max_questions)
     except PlanError as error:
@@ -118,7 +131,41 @@ def plan_for(text: str, question: str, max_questions: int = 4) -> Plan:
         pattern = re.compile(re.escape(first), re.IGNORECASE)
         copies = [_REF.sub(lambda m: f"#{int(m.group(1)) + n}", pattern.sub(second, q)) for q in asked]
         repaired = [f"{i}. {q}" for i, q in enumerate(asked + copies, 1)]
-        return parse_plan("\n".join(repaired + [f"Compare: {compare.group(1)} #{n} #{2 * n}"]), max_questions)
+        plan = parse_plan("\n".join(repaired + [f"Compare: {compare.group(1)} #{n} #{2 * n}"]), max_questions)
+        return replace(plan, note=f"The model planned for {first} alone; the same is asked of {second}.")
+
+
+# A comparison's wording, read when the model's plan restates the question: what is compared (a date asked of
+# each choice, or of the person each choice names first), and whether the earlier or the later wins.
+_WHEN = [(re.compile(r"\b(?:died|dies|die|death)\b", re.I), "When did {} die?"),
+         (re.compile(r"\b(?:born|birth|older|younger|oldest|youngest)\b", re.I), "When was {} born?"),
+         (re.compile(r"\b(?:released|came out|premiered|aired)\b", re.I), "When was {} released?"),
+         (re.compile(r"\bpublished\b", re.I), "When was {} published?"),
+         (re.compile(r"\b(?:founded|established|formed|started)\b", re.I), "When was {} founded?")]
+_LATER = re.compile(r"\b(?:later|last|more recent(?:ly)?|younger|youngest|newer|most recent(?:ly)?)\b", re.I)
+_ROLES = [(re.compile(r"\bdirector\b", re.I), "Who directed {}?"), (re.compile(r"\bauthor\b", re.I), "Who wrote {}?"),
+          (re.compile(r"\bcomposer\b", re.I), "Who composed {}?"),
+          (re.compile(r"\b(?:performer|singer|artist)\b", re.I), "Who performed {}?"),
+          (re.compile(r"\bproducer\b", re.I), "Who produced {}?")]
+
+
+def comparison_plan(question: str) -> Plan | None:
+    """The plan a "which ... first / earlier / later, A or B?" question's own wording gives, or None: the date
+    it compares asked of each choice (or of the director, author ... each choice names first), compared."""
+    choices = options(question)
+    if not choices:
+        return None
+    stem = question[: question.lower().rfind(choices[0].lower())]
+    when = next((template for pattern, template in _WHEN if pattern.search(stem)), None)
+    if when is None or not re.search(r"\b(?:first|earlier|earliest|before|older|oldest|later|last|"
+                                     r"more recent(?:ly)?|most recent(?:ly)?|younger|youngest|newer)\b", stem, re.I):
+        return None
+    kind = "later" if _LATER.search(stem) else "earlier"
+    role = next((template for pattern, template in _ROLES if pattern.search(stem)), None)
+    if role:
+        questions = (role.format(choices[0]), role.format(choices[1]), when.format("#1"), when.format("#2"))
+        return Plan(questions, compare=(kind, 3, 4))
+    return Plan((when.format(choices[0]), when.format(choices[1])), compare=(kind, 1, 2))
 
 
 def substitute(question: str, answers: dict[int, str]) -> str:
