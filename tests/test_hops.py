@@ -291,3 +291,13 @@ def test_a_plan_that_restates_a_comparison_is_replaced_by_the_plan_its_wording_g
 def test_a_question_that_compares_nothing_gets_no_plan_from_its_wording():
     with pytest.raises(PlanError):
         plan_for("1. Who is it?\nCompare: earlier #1 #2", "Which one is the capital, Paris or Lyon?")
+
+
+def test_an_answer_is_held_by_a_passage_with_its_words_in_another_order():
+    from pipeline.methods.ircot.hops import Hop, read_answer
+
+    hop = Hop("Who is her husband?", [Document(page_content="She married Stevenson, Adlai, in 1866.")])
+    read_answer(hop, "[1] Adlai Stevenson")
+    assert (hop.answer, hop.source) == ("Adlai Stevenson", 1)
+    read_answer(hop := Hop("Who is her husband?", hop.passages), "[1] Adlai E. Stevenson")
+    assert hop.answer is None and "in no retrieved passage" in hop.note

@@ -289,8 +289,8 @@ def chain_record(state: "RunState") -> dict:
     for plan in state.payloads(PlanPayload):
         record["plan"] = plan.error or [*plan.questions, plan.final]
     if (hops := state.payloads(SubQuestionPayload)):
-        record["hops"] = [{"question": h.question, "answer": h.answer if h.found else None, "source": h.source}
-                          for h in hops]
+        record["hops"] = [{"question": h.question, "answer": h.answer if h.found else None, "source": h.source,
+                           **({"note": h.note} if h.note else {})} for h in hops]
     for comparison in state.payloads(ComparePayload):
         record["compare"] = {"kind": comparison.comparison, "values": [v.value for v in comparison.values],
                              "result": comparison.result or comparison.reason}

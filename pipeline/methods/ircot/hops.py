@@ -157,10 +157,11 @@ def read_answer(hop: Hop, reply: str) -> None:
 
 
 def _holds(doc: Document, answer: str) -> bool:
-    """Whether ``doc`` (its title or text) holds ``answer``, compared as normalised words."""
+    """Whether ``doc`` (its title or text) holds ``answer``: its normalised words in a row, or each of them
+    somewhere in the passage ("Stevenson, Adlai" for "Adlai Stevenson")."""
     needle = normalize_answer(answer)
     text = normalize_answer(f"{doc.metadata.get('title', '')} {doc.page_content}")
-    return bool(needle) and f" {needle} " in f" {text} "
+    return bool(needle) and (f" {needle} " in f" {text} " or set(needle.split()) <= set(text.split()))
 
 
 def _compare_step(ctx: RunContext, tracer: Tracer, question: str, plan: Plan, hops: dict[int, Hop], parent: str):
