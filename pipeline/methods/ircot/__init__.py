@@ -9,6 +9,7 @@ METHOD = MethodSpec(
             "compare facts from several passages.",
     chosen_because="it chains or compares facts from more than one source",
     settings=IRCoTSettings, structure="chain",
-    prompts=("ircot_reason", "oner_answer", "oner_answer_short", "ircot_read", "ircot_read_short"),
+    prompts=("ircot_reason", "oner_answer", "oner_answer_short", "ircot_read", "ircot_read_short", "ircot_plan",
+             "ircot_hop_answer"),
     record=chain_record,
 )
