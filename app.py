@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     app = build_app(runtime)
     app.queue(default_concurrency_limit=1)
     log.info("Serving on http://%s:%d", args.host, args.port)
-    app.launch(server_name=args.host, server_port=args.port, show_error=True, **launch_options())
+    app.launch(server_name=args.host, server_port=args.port, show_error=True, **launch_options(args.data_dir))
     return 0
 
 

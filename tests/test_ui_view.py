@@ -281,3 +281,25 @@ def test_follow_ups_are_joined_with_the_previous_question(question, joined):
     run, note = with_context(question, previous)
     assert (run == f"{previous[0]} {question}") is joined and (note is not None) is joined
     assert with_context(question, []) == (question, None)
+
+
+def test_traces_under_a_data_dir_outside_the_working_and_temp_folders_can_be_downloaded():
+    """Gradio serves files only from the working directory, the temp folder and ``allowed_paths``: the app
+    allows its traces folder, and nothing else of the data directory."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from gradio import utils
+
+    from ui.app import launch_options
+
+    def served(path: str, extra: list[str]) -> bool:
+        return utils.is_allowed_file(Path(path), blocked_paths=[], created_paths=[],
+                                     allowed_paths=extra + [os.getcwd(), tempfile.gettempdir()])[0]
+
+    trace = "/var/lib/rqa-data/traces/session-1/run.jsonl"
+    assert not served(trace, [])  # Gradio's own rule refuses it: the download failed before
+    allowed = launch_options("/var/lib/rqa-data")["allowed_paths"]
+    assert served(trace, allowed)
+    assert not served("/var/lib/rqa-data/collections/people.sqlite3", allowed)

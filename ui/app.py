@@ -33,14 +33,20 @@ from ui.view import placeholder
 ASSETS = Path(__file__).parent / "assets"
 
 
-def launch_options() -> dict:
-    """Arguments for ``Blocks.launch``: the page's stylesheet and script, and the upload size limit."""
-    return {
+def launch_options(data_dir: Path | str | None = None) -> dict:
+    """Arguments for ``Blocks.launch``: the page's stylesheet and script, the upload size limit and, given the
+    data directory, its traces folder as a path Gradio may serve: Gradio serves files only from the working
+    directory, the temp folder and ``allowed_paths``, so with ``--data-dir`` elsewhere (``/var/lib/...``) every
+    trace download failed ("Cannot move ... to the gradio cache dir"). Only the traces, not the collections."""
+    options = {
         "css_paths": [ASSETS / "app.css", ASSETS / "picture.css"],
         "head": "".join(f"<script>{(ASSETS / name).read_text(encoding='utf-8')}</script>"
                         for name in ("cite.js", "picture.js")),
         "max_file_size": MAX_FILE_BYTES,
     }
+    if data_dir is not None:
+        options["allowed_paths"] = [str(Path(data_dir).resolve() / "traces")]
+    return options
 
 
 def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
