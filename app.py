@@ -2,7 +2,12 @@
 
     python app.py [--model default|fast|PATH.gguf|openai:URL[#MODEL]] [--data-dir DIR] [--chroma-url URL]
                   [--models-dir DIR] [--endpoint NAME=SPEC ...] [--models-config FILE] [--host 127.0.0.1]
-                  [--port 7860]
+                  [--port 7860] [--shared | --allow-anonymous]
+
+On loopback (the default) the app is personal: one person, who owns everything, no login. To listen beyond
+loopback it must be told who may use it: ``--shared`` (accounts made with ``python -m pipeline users add``, a
+login page, each collection private to its owner unless shared) or ``--allow-anonymous`` (no login; visitors
+may only ask over the public collections).
 
 The browser offers only the models named here (the bundled ones, the GGUF files in the models folder, the
 endpoints and the start model); nobody can type a path or a URL into the page.
@@ -11,12 +16,13 @@ endpoints and the start model); nobody can type a path or a URL into the page.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import sys
 from pathlib import Path
 
-from corpora.store import CollectionError
 from models.errors import ModelError
+from pipeline.accounts import ANONYMOUS, PERSONAL, SHARED, Accounts, People
 from pipeline.progress import ProgressBar
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir, default_model
 
@@ -44,13 +50,47 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="questions answered at once; in-process model calls take turns (default: 8)")
     parser.add_argument("--max-question-chars", type=int, default=2000,
                         help="longer questions are refused before any model work (default: 2000)")
+    who = parser.add_mutually_exclusive_group()
+    who.add_argument("--shared", action="store_true",
+                     help="a server for several people: login with the accounts of `python -m pipeline users`")
+    who.add_argument("--allow-anonymous", action="store_true",
+                     help="no login; visitors may only ask over the public collections (needed beyond loopback "
+                          "without --shared)")
     return parser.parse_args(argv)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def people_for(args: argparse.Namespace) -> People:
+    """Who the app serves, from the command line; raises ValueError when it would serve everyone on the network
+    as its owner, or a shared server has no account yet."""
+    if args.shared:
+        accounts = Accounts(Path(args.data_dir))
+        if not accounts.people():
+            raise ValueError(f"--shared needs at least one account: add one with `python -m pipeline --data-dir "
+                             f"{args.data_dir} users add NAME --admin`.")
+        return People(SHARED, accounts)
+    if args.allow_anonymous:
+        return People(ANONYMOUS)
+    if not is_loopback(args.host):
+        raise ValueError(f"--host {args.host} lets anyone on the network in: add --shared (accounts and a login "
+                         "page) or --allow-anonymous (visitors may only ask over the public collections).")
+    return People(PERSONAL)
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
     try:
+        people = people_for(args)
         runtime = Runtime(RuntimeConfig(
             data_dir=Path(args.data_dir), model=args.model, chroma_url=args.chroma_url,
             models_dir=Path(args.models_dir) if args.models_dir else None, endpoints=tuple(args.endpoint),
@@ -64,16 +104,18 @@ def main(argv: list[str] | None = None) -> int:
             bar = ProgressBar("Ingesting the demo corpus (first start only)")
             runtime.ensure_demo(bar)
             bar.close()
-    except (ModelError, CollectionError) as exc:
+    except (ModelError, ValueError) as exc:  # CollectionError and AccountError are ValueErrors
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
     from ui.app import build_app, launch_options
 
-    app = build_app(runtime)
+    app = build_app(runtime, people=people)
     app.queue(default_concurrency_limit=1)
-    log.info("Serving on http://%s:%d", args.host, args.port)
-    app.launch(server_name=args.host, server_port=args.port, show_error=True, **launch_options(args.data_dir))
+    log.info("Serving on http://%s:%d (%s)", args.host, args.port, people.mode)
+    app.launch(server_name=args.host, server_port=args.port, show_error=True, auth=people.auth(),
+               auth_message="Sign in with the account the operator gave you." if people.auth() else None,
+               **launch_options(args.data_dir))
     return 0
 
 

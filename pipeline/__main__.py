@@ -3,6 +3,8 @@
     python -m pipeline ask "QUESTION" [--method auto|oner|toc|...] [--corpus demo] [--json] [--model fast]
     python -m pipeline ingest COLLECTION FILE...
     python -m pipeline collections
+    python -m pipeline share COLLECTION private|shared|public [--owner NAME]
+    python -m pipeline users add NAME [--admin] [--password-stdin] | users remove NAME | users list
     python -m pipeline graph COLLECTION...
     python -m pipeline prepare-models default fast
 
@@ -13,6 +15,7 @@ Options that apply to every command (--model, --data-dir, --chroma-url) go befor
 from __future__ import annotations
 
 import argparse
+import getpass
 import logging
 import sys
 from pathlib import Path
@@ -24,6 +27,8 @@ from corpora.ingest import ingest_files
 from corpora.store import CollectionError
 from models.errors import ModelError
 from models.registry import BUNDLED, prepare_bundled
+from pipeline.access import PRIVATE, VISIBILITIES, CollectionAccess
+from pipeline.accounts import AccountError, Accounts
 from pipeline.events import Status, StepEvent
 from pipeline.fold import RunState
 from pipeline.methods import METHODS, settings_models
@@ -128,7 +133,11 @@ def _ingest(args) -> int:
         sys.stdout.flush()
 
     runtime = _runtime(args)
+    new = not runtime.store.exists(args.collection)
     collection = runtime.store.create(args.collection)
+    if new or args.owner is not None or args.visibility is not None:
+        runtime.access.set(args.collection, owner=args.owner if args.owner is not None else ("" if new else None),
+                           visibility=args.visibility or (PRIVATE if new else None))
     bar = ProgressBar(f"Ingesting into {args.collection}")
     try:
         outcomes = ingest_files(collection, [(Path(f), key(f)) for f in args.files], bar,
@@ -139,8 +148,44 @@ def _ingest(args) -> int:
 
 
 def _collections(args) -> int:
-    for summary in _runtime(args).store.summaries():
-        print(f"{summary.name}: {summary.passages} passages in {len(summary.files)} files")
+    runtime = _runtime(args)
+    for summary in runtime.store.summaries():
+        entry = runtime.access.entry(summary.name)
+        print(f"{summary.name}: {summary.passages} passages in {len(summary.files)} files; "
+              f"{entry.visibility}, owned by {entry.owner or 'the admins'}")
+    return 0
+
+
+def _share(args) -> int:
+    runtime = _runtime(args)
+    if not runtime.store.exists(args.collection):
+        raise CollectionError(f"There is no collection '{args.collection}'.")
+    entry = runtime.access.set(args.collection, owner=args.owner, visibility=args.visibility)
+    print(f"{args.collection}: {entry.visibility}, owned by {entry.owner or 'the admins'}")
+    return 0
+
+
+def _users(args) -> int:
+    accounts = Accounts(Path(args.data_dir))
+    if args.action == "list":
+        for person in accounts.people():
+            print(f"{person.name}{' (admin)' if person.admin else ''}")
+        return 0
+    if args.action == "remove":
+        accounts.remove(args.name)
+        access = CollectionAccess(Path(args.data_dir))
+        for name in access.owned_by(args.name):  # a later account of that name must not inherit them
+            access.set(name, owner="")
+        print(f"Removed '{args.name}'; their collections now belong to the admins.")
+        return 0
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass(f"Password for {args.name}: ")
+        if getpass.getpass("Again: ") != password:
+            raise AccountError("The two passwords differ.")
+    accounts.add(args.name, password, admin=args.admin)
+    print(f"Added '{args.name}'{' (admin)' if args.admin else ''}.")
     return 0
 
 
@@ -206,9 +251,26 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("files", nargs="+")
     ingest.add_argument("--replace", action="store_true",
                         help="replace a file of the same name (path) already in the collection")
+    ingest.add_argument("--owner", default=None, help="the account that owns the collection (default: the admins)")
+    ingest.add_argument("--visibility", choices=VISIBILITIES, default=None,
+                        help="who may read it on a shared server (a new collection: private)")
     ingest.set_defaults(handler=_ingest)
 
     command("collections", "list collections").set_defaults(handler=_collections)
+
+    share = command("share", "say who may read a collection on a shared server (and who owns it)")
+    share.add_argument("collection")
+    share.add_argument("visibility", choices=VISIBILITIES)
+    share.add_argument("--owner", default=None, help="give it to this account ('' for the admins)")
+    share.set_defaults(handler=_share)
+
+    users = command("users", "the accounts of a shared server (app.py --shared)")
+    users.add_argument("action", choices=["add", "remove", "list"])
+    users.add_argument("name", nargs="?")
+    users.add_argument("--admin", action="store_true", help="add: may see and change every collection")
+    users.add_argument("--password-stdin", action="store_true", help="add: read the password from one line of "
+                       "standard input instead of asking twice")
+    users.set_defaults(handler=_users)
 
     graph = command("graph", "build or update the passage graph of collections (KGP; adding files does it too)")
     graph.add_argument("collections", nargs="+")
@@ -225,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "users" and args.action != "list" and not args.name:
+        parser.error(f"users {args.action} needs a NAME")
     try:
         return args.handler(args)
     except (ModelError, CollectionError, ValueError) as exc:  # ValueError: a bad setting value

@@ -20,6 +20,7 @@ from models.embeddings import SentenceEmbeddings
 from models.llm import ChatModel
 from models.loading import load_chat_model
 from models.rerankers import RankFusionReranker
+from pipeline.access import CollectionAccess
 from pipeline.context import RunContext
 from pipeline.retrieval import HybridRetriever
 from pipeline.settings import Settings
@@ -83,6 +84,7 @@ class Runtime:
         self._loading: dict[str, Future] = {}
         self._pinned: set[str] = set()  # models given by use_model: never unloaded
         self._loader = ThreadPoolExecutor(max_workers=2, thread_name_prefix="model-load")
+        self.access = CollectionAccess(config.data_dir)  # who may read and change each collection
 
     @property
     def embeddings(self) -> SentenceEmbeddings:

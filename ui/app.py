@@ -17,6 +17,8 @@ from corpora.ingest import MAX_FILE_BYTES
 from corpora.loaders import SUPPORTED_SUFFIXES
 from corpora.store import CollectionError
 from models.errors import ModelError
+from pipeline.accounts import PERSONAL, SHARED, VISITOR, People, Person
+from pipeline.access import PRIVATE
 from pipeline.methods import METHODS, settings_models
 from pipeline.runtime import Runtime
 from pipeline.service import AUTO, RunRequest, RunService
@@ -49,8 +51,14 @@ def launch_options(data_dir: Path | str | None = None) -> dict:
     return options
 
 
-def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
-    """The app over ``runtime``. ``default_model`` is the model choice preselected in the settings."""
+class SignedOut(CollectionError):
+    """A request of a shared server with no account behind it (the account was removed since signing in)."""
+
+
+def build_app(runtime: Runtime, default_model: str | None = None, people: People | None = None) -> gr.Blocks:
+    """The app over ``runtime``. ``default_model`` is the model choice preselected in the settings; ``people``
+    says who sends each request (default: one local person who owns everything). Every handler that touches a
+    collection asks ``runtime.access`` whether the person behind its request may, whatever the page shows."""
     # One function, longer than the others: a Gradio page is declared top to bottom inside one Blocks context,
     # and its event wiring needs the components declared before it; the tabs' own logic lives in ask_tab.py,
     # collections_tab.py and settings_form.py.
@@ -58,17 +66,32 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
     methods = [("Auto (picks from the question)", AUTO)] + [(m.label, name) for name, m in reversed(METHODS.items())]
     service = RunService.for_runtime(runtime)
     traces = Path(runtime.config.data_dir)
+    people = people or People()
+    # The page's first lists are in its config, the same for everyone who loads it: on a personal app they are the
+    # owner's, elsewhere what a visitor may see; each person's own lists are filled in when their page loads.
+    builder = people.of(None) if people.mode == PERSONAL else VISITOR
+
+    def person_of(request: gr.Request | None) -> Person:
+        person = people.of(getattr(request, "username", None))
+        if person is None:
+            raise SignedOut("Your account is no longer on this server: sign in again.")
+        return person
 
     def session_of(session: Session | None) -> Session:
         return session if isinstance(session, Session) else Session()
 
-    def submit(question: str, history: list, session: Session | None):
+    def submit(request: gr.Request, question: str, history: list, session: Session | None):
         """Record the question as the session's pending one, so the queued run (``answer``) can start from it.
         A question that cannot be asked now gets a warning (a toast: this handler is queued, with no limit, so
         it runs at once) and changes nothing: no error is raised, so there is no error overlay on the chat and
         no traceback in the log; ``answer`` then finds no pending question and returns at once."""
         session = session_of(session)
         question = (question or "").strip()
+        try:
+            session.person = person_of(request).name
+        except SignedOut as exc:
+            gr.Warning(str(exc), duration=6)
+            return gr.skip(), gr.skip(), session
         if not question or session.running:
             gr.Warning("Type a question first." if not question else
                        "Your previous question is still being answered: wait for it, or press Stop.", duration=6)
@@ -78,7 +101,8 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
         session.question = question
         return "", history + [{"role": "user", "content": md_safe(question)}], session
 
-    def answer(history: list, session: Session, method, collections, use_web, model, compare, compared, *values):
+    def answer(request: gr.Request, history: list, session: Session, method, collections, use_web, model, compare,
+               compared, *values):
         # Run the pending question only from the event of the submit that recorded it (its history ends with
         # that question): after a refused submit there is none, and an event that waited in the queue since
         # before the question was asked has an older history. Both change nothing (a generator that yields
@@ -89,8 +113,11 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
             return
         session.question = ""  # taken: a later event finds nothing pending
         try:
+            person = person_of(request)
+            for name in collections or ():
+                runtime.access.check_read(person, name)
             settings = settings_from_values(controls, list(values), settings_models())
-        except ValueError as exc:
+        except ValueError as exc:  # CollectionError is one
             session.running = False
             yield history + [{"role": "assistant", "content": f'<div class="notice notice-error">'
                                                               f'{md_safe(exc)}</div>'}], gr.update(), gr.update(), \
@@ -169,7 +196,8 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
                                    elem_id="reasoning")
                 with gr.Column(scale=3, min_width=240):
                     method = gr.Dropdown(methods, value=AUTO, label="Method", elem_id="method")
-                    collections = gr.CheckboxGroup(_names(runtime), value=_default_collections(runtime),
+                    collections = gr.CheckboxGroup(coll.names(runtime, builder),
+                                                   value=_default_collections(coll.names(runtime, builder)),
                                                    label="Collections", elem_id="collections")
                     use_web = gr.Checkbox(False, label="Search the web (DuckDuckGo)", elem_id="use-web")
                     model = gr.Dropdown(runtime.model_choices(), value=default_model, label="Model",
@@ -187,13 +215,20 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
         with gr.Tab("Collections"):
             with gr.Row():
                 with gr.Column():
-                    table = gr.Dataframe(coll.collection_rows(runtime), headers=["collection", "files", "passages"],
+                    table = gr.Dataframe(coll.collection_rows(runtime, builder), headers=coll.OWNER_HEADERS,
                                          interactive=False, label="Collections", elem_id="collections-table")
                     with gr.Row():
                         new_name = gr.Textbox(label="New collection", placeholder="letters, digits, - _ .",
                                               elem_id="new-collection")
                         create_button = gr.Button("Create", elem_id="create-collection")
-                    chosen = gr.Dropdown(_names(runtime), label="Collection", elem_id="chosen-collection")
+                    chosen = gr.Dropdown(coll.names(runtime, builder), label="Collection",
+                                         elem_id="chosen-collection")
+                    with gr.Row(visible=people.mode == SHARED):
+                        visibility = gr.Dropdown([("only me", PRIVATE), ("everyone signed in", "shared"),
+                                                  ("everyone, visitors too", "public")], value=PRIVATE,
+                                                 label="Who can read the chosen collection",
+                                                 elem_id="visibility")
+                        visibility_button = gr.Button("Set", elem_id="set-visibility")
                     files_table = gr.Dataframe([], headers=["file", "passages"], interactive=False,
                                                label="Files in the collection", elem_id="files-table")
                 with gr.Column():
@@ -214,72 +249,108 @@ def build_app(runtime: Runtime, default_model: str | None = None) -> gr.Blocks:
 
         knobs = [method, collections, use_web, model, compare, compared, *(c.component for c in controls)]
         # An example fills in its question, method and the demo collection, then is asked like a typed question.
-        example_asked = examples.click(lambda index, chosen: use_example(index, chosen, _names(runtime)),
-                                       [examples, collections], [question, method, collections], queue=False).then
+        def example(request: gr.Request, index, chosen):
+            return use_example(index, chosen, coll.names(runtime, people.of(request.username) or VISITOR))
+
+        example_asked = examples.click(example, [examples, collections], [question, method, collections],
+                                       queue=False, api_name="example").then
         for trigger in (ask_button.click, question.submit, example_asked):
             trigger(submit, [question, chat, session], [question, chat, session], concurrency_limit=None,
-                    show_progress="hidden").success(
+                    show_progress="hidden", api_name="submit").success(
                 answer, [chat, session, *knobs], [chat, view, picture, comparison, trace_files],
                 concurrency_limit=runtime.config.max_runs, concurrency_id="runs", show_progress="minimal",
-            )
-        compare.change(lambda on: gr.update(visible=on), [compare], [compared], queue=False)
-        stop_button.click(stop, [session], None, queue=False)
+                api_name="answer")
+        def show_compared(on):
+            return gr.update(visible=on)
+
+        compare.change(show_compared, [compare], [compared], queue=False)
+        stop_button.click(stop, [session], None, queue=False, api_name="stop")
         new_button.click(new_conversation, [session], [chat, view, picture, comparison, trace_files, session],
-                         queue=False)
-        trace_upload.upload(replay, [trace_upload, chat], [view, picture, comparison, chat], queue=False)
+                         queue=False, api_name="new_conversation")
+        trace_upload.upload(replay, [trace_upload, chat], [view, picture, comparison, chat], queue=False,
+                            api_name="replay")
 
         # Collections tab: every change refreshes the lists it affects, including the Ask tab's checkboxes.
-        def refreshed(name: str | None, message: str = ""):
-            names = _names(runtime)
+        def refreshed(person: Person, name: str | None, message: str = ""):
+            names = coll.names(runtime, person)
             name = name if name in names else None
-            files = coll.file_rows(runtime, name)
-            return (coll.collection_rows(runtime), gr.update(choices=names, value=name), files,
+            files = coll.file_rows(runtime, person, name)
+            return (coll.collection_rows(runtime, person), gr.update(choices=names, value=name), files,
                     gr.update(choices=[f for f, _ in files], value=None), gr.update(choices=names), message)
 
         listing = [table, chosen, files_table, file_choice, collections, report]
 
-        def guarded(action):
-            def handler(*args, progress=gr.Progress()):
-                name = args[0]
-                try:
-                    message, name = action(*args, progress=progress)
-                except (CollectionError, ModelError, ValueError, OSError) as exc:
-                    return refreshed(name, f'<div class="notice notice-error">{esc(exc)}</div>')
-                return refreshed(name, message)
-            return handler
+        def guarded(action, request: gr.Request, name, *args, progress=None):
+            """Run a Collections action for the person behind ``request``, then refresh every list with what
+            that person may see; a refusal or failure is a message in the report."""
+            try:
+                person = person_of(request)
+            except SignedOut as exc:
+                return refreshed(VISITOR, None, f'<div class="notice notice-error">{esc(exc)}</div>')
+            try:
+                message, name = action(person, name, *args, progress=progress)
+            except (CollectionError, ModelError, ValueError, OSError) as exc:
+                return refreshed(person, name, f'<div class="notice notice-error">{esc(exc)}</div>')
+            return refreshed(person, name, message)
 
-        def do_create(name, progress):
-            return f"<p>{esc(coll.create_collection(runtime, name))}</p>", (name or "").strip()
+        # Gradio passes the request and the progress tracker only to parameters declared one by one (not after
+        # *args), hence one small handler per button.
+        def create_clicked(request: gr.Request, name):
+            return guarded(do_create, request, name)
 
-        def do_add(name, files, replace, progress):
+        def add_clicked(request: gr.Request, name, files, replace, progress=gr.Progress()):
+            return guarded(do_add, request, name, files, replace, progress=progress)
+
+        def delete_file_clicked(request: gr.Request, name, file):
+            return guarded(do_delete_file, request, name, file)
+
+        def delete_collection_clicked(request: gr.Request, name, confirmed):
+            return guarded(do_delete_collection, request, name, confirmed)
+
+        def visibility_clicked(request: gr.Request, name, chosen_visibility):
+            return guarded(do_set_visibility, request, name, chosen_visibility)
+
+        def do_create(person, name, progress):
+            return f"<p>{esc(coll.create_collection(runtime, person, name))}</p>", (name or "").strip()
+
+        def do_add(person, name, files, replace, progress):
             def report_progress(done, total, what):
                 progress((done, total), desc=f"Embedding passages of {what}", unit="passages")
-            return coll.add_files(runtime, name, files, report_progress, replace=replace), name
+            return coll.add_files(runtime, person, name, files, report_progress, replace=replace), name
 
-        def do_delete_file(name, file, progress):
-            return f"<p>{esc(coll.delete_file(runtime, name, file))}</p>", name
+        def do_delete_file(person, name, file, progress):
+            return f"<p>{esc(coll.delete_file(runtime, person, name, file))}</p>", name
 
-        def do_delete_collection(name, confirmed, progress):
-            return f"<p>{esc(coll.delete_collection(runtime, name, confirmed))}</p>", None
+        def do_delete_collection(person, name, confirmed, progress):
+            return f"<p>{esc(coll.delete_collection(runtime, person, name, confirmed))}</p>", None
 
-        create_button.click(guarded(do_create), [new_name], listing, queue=False)
-        add_button.click(guarded(do_add), [chosen, uploads, replace_files], listing, concurrency_id="ingest", concurrency_limit=1)
-        delete_file_button.click(guarded(do_delete_file), [chosen, file_choice], listing, queue=False)
-        delete_coll_button.click(guarded(do_delete_collection), [chosen, confirm], listing, queue=False)
-        chosen.change(lambda name: refreshed(name)[2:4], [chosen], [files_table, file_choice], queue=False)
+        def do_set_visibility(person, name, chosen_visibility, progress):
+            return f"<p>{esc(coll.set_visibility(runtime, person, name, chosen_visibility))}</p>", name
 
-        def on_load():
-            names = _names(runtime)  # collections may have changed since the page was built
-            return coll.collection_rows(runtime), gr.update(choices=names), gr.update(choices=names)
+        create_button.click(create_clicked, [new_name], listing, queue=False, api_name="create_collection")
+        add_button.click(add_clicked, [chosen, uploads, replace_files], listing, concurrency_id="ingest",
+                         concurrency_limit=1, api_name="add_files")
+        delete_file_button.click(delete_file_clicked, [chosen, file_choice], listing, queue=False,
+                                 api_name="delete_file")
+        delete_coll_button.click(delete_collection_clicked, [chosen, confirm], listing, queue=False,
+                                 api_name="delete_collection")
+        visibility_button.click(visibility_clicked, [chosen, visibility], listing, queue=False,
+                                api_name="set_visibility")
 
-        app.load(on_load, None, [table, chosen, collections], queue=False)
+        def show_files(request: gr.Request, name):
+            return refreshed(people.of(request.username) or VISITOR, name)[2:4]
+
+        chosen.change(show_files, [chosen], [files_table, file_choice], queue=False, api_name="list_files")
+
+        def on_load(request: gr.Request):
+            person = people.of(request.username) or VISITOR  # collections may have changed since the page was built
+            names = coll.names(runtime, person)
+            return (coll.collection_rows(runtime, person), gr.update(choices=names),
+                    gr.update(choices=names, value=_default_collections(names)))
+
+        app.load(on_load, None, [table, chosen, collections], queue=False, api_name="load")
     return app
 
 
-def _names(runtime: Runtime) -> list[str]:
-    return runtime.store.names()
-
-
-def _default_collections(runtime: Runtime) -> list[str]:
-    names = _names(runtime)
+def _default_collections(names: list[str]) -> list[str]:
     return [DEMO_COLLECTION] if DEMO_COLLECTION in names else names[:1]

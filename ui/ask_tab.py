@@ -34,11 +34,12 @@ class Session:
     running: bool = False  # one question at a time per session: Ask is refused until this run ends
     generation: int = 0  # bumped by "New conversation": an older run stops writing into the chat
     conversation: Conversation = field(default_factory=Conversation)
+    person: str = "local"  # whose session it is (set at each question): their traces go in their own folder
 
 
 def trace_dir(data_dir: Path, session: Session) -> Path:
-    """Where a session's traces are saved."""
-    return Path(data_dir) / "traces" / session.id
+    """Where a session's traces are saved: one folder per person, one below it per session."""
+    return Path(data_dir) / "traces" / session.person / session.id
 
 
 def run_question(service: RunService, session: Session, history: list, request: RunRequest, traces: Path):

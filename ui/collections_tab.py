@@ -1,4 +1,5 @@
-"""The Collections tab's logic: list, create and delete collections; add and delete files, per-file errors."""
+"""The Collections tab's logic: list, create and delete collections; add and delete files, per-file errors; who
+may read a collection. Every function takes the person asking and checks, here in the backend, that they may."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from typing import Callable
 
 from corpora.ingest import ingest_files
 from corpora.store import CollectionError, validate_collection_name
+from pipeline.access import PRIVATE, VISIBILITIES
+from pipeline.accounts import Person
 from pipeline.runtime import Runtime
 from pipeline.escaping import esc
 
@@ -15,34 +18,63 @@ _STATUS = {"added": "added", "replaced": "replaced (the other file of that name 
            "failed": "not added"}
 
 
-def collection_rows(runtime: Runtime) -> list[list]:
-    """One row per collection: name, files, passages."""
-    return [[s.name, len(s.files), s.passages] for s in runtime.store.summaries()]
+OWNER_HEADERS = ["collection", "files", "passages", "owner", "who can read it"]
+_READERS = {PRIVATE: "its owner", "shared": "everyone signed in", "public": "everyone"}
 
 
-def file_rows(runtime: Runtime, name: str | None) -> list[list]:
-    """One row per file of collection ``name``: file name, passages."""
-    if not name or not runtime.store.exists(name):
+def names(runtime: Runtime, person: Person) -> list[str]:
+    """The collections ``person`` may read."""
+    return runtime.access.readable(person, runtime.store.names())
+
+
+def collection_rows(runtime: Runtime, person: Person) -> list[list]:
+    """One row per collection ``person`` may read: name, files, passages, owner, who can read it."""
+    rows = []
+    for summary in runtime.store.summaries():
+        if runtime.access.can_read(person, summary.name):
+            entry = runtime.access.entry(summary.name)
+            rows.append([summary.name, len(summary.files), summary.passages, entry.owner or "(admins)",
+                         _READERS[entry.visibility]])
+    return rows
+
+
+def file_rows(runtime: Runtime, person: Person, name: str | None) -> list[list]:
+    """One row per file of collection ``name``: file name, passages; none when ``person`` may not read it."""
+    if not name or not runtime.store.exists(name) or not runtime.access.can_read(person, name):
         return []
     return [[file, count] for file, count in sorted(runtime.store.open(name).files().items())]
 
 
-def create_collection(runtime: Runtime, name: str) -> str:
+def create_collection(runtime: Runtime, person: Person, name: str) -> str:
+    runtime.access.check_create(person)
     name = (name or "").strip()
     validate_collection_name(name)
     if runtime.store.exists(name):
         raise CollectionError(f"A collection named '{name}' already exists.")
     runtime.store.create(name)
-    return f"Created the collection '{name}'."
+    runtime.access.set(name, owner=person.name, visibility=PRIVATE)
+    return f"Created the collection '{name}' (only you can read it)."
 
 
-def add_files(runtime: Runtime, name: str | None, uploads: list, progress: Callable[[int, int, str], None],
-              replace: bool = False) -> str:
+def set_visibility(runtime: Runtime, person: Person, name: str | None, visibility: str | None) -> str:
+    """Let the owner (or an admin) say who may read collection ``name``."""
+    if not name:
+        raise CollectionError("Choose a collection.")
+    if visibility not in VISIBILITIES:
+        raise CollectionError(f"Choose who can read it: {', '.join(VISIBILITIES)}.")
+    runtime.access.check_change(person, name)
+    runtime.access.set(name, visibility=visibility)
+    return f"'{name}' can now be read by {_READERS[visibility]}."
+
+
+def add_files(runtime: Runtime, person: Person, name: str | None, uploads: list,
+              progress: Callable[[int, int, str], None], replace: bool = False) -> str:
     """Ingest uploaded files into collection ``name``; an HTML report with one line per file (errors included:
     the other files still go in). A file whose name is in the collection with other content is refused unless
     ``replace``."""
     if not name:
         raise CollectionError("Choose or create a collection first.")
+    runtime.access.check_change(person, name)
     if not uploads:
         raise CollectionError("Choose one or more files to add.")
     files = [(Path(_path(u)), _display_name(u)) for u in uploads]
@@ -57,21 +89,24 @@ def add_files(runtime: Runtime, name: str | None, uploads: list, progress: Calla
     return f'<div class="ingest-report"><p>{summary}</p><ul>{"".join(lines)}</ul></div>'
 
 
-def delete_file(runtime: Runtime, name: str | None, file: str | None) -> str:
+def delete_file(runtime: Runtime, person: Person, name: str | None, file: str | None) -> str:
     if not name or not file:
         raise CollectionError("Choose a collection and one of its files.")
+    runtime.access.check_change(person, name)
     removed = runtime.store.open(name).delete_source(file)
     if not removed:
         raise CollectionError(f"'{file}' is not in '{name}'.")
     return f"Deleted '{file}' ({removed} passages) from '{name}'."
 
 
-def delete_collection(runtime: Runtime, name: str | None, confirmed: bool) -> str:
+def delete_collection(runtime: Runtime, person: Person, name: str | None, confirmed: bool) -> str:
     if not name:
         raise CollectionError("Choose a collection.")
+    runtime.access.check_change(person, name)
     if not confirmed:
         raise CollectionError(f"Tick 'Yes, delete' to delete the whole collection '{name}'.")
     runtime.store.delete(name)
+    runtime.access.forget(name)
     return f"Deleted the collection '{name}'."
 
 
