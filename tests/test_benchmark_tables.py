@@ -287,3 +287,25 @@ def test_by_type_compares_each_question_type_with_its_interval(tmp_path, capsys,
     assert rows["comparison"] == ["4", "0.0", "100.0", "+100.0 [+100.0, +100.0]", "10.0 / 4.0"]
     assert rows["compositional"][:4] == ["6", "0.0", "0.0", "+0.0 [+0.0, +0.0]"]
     assert rows["all"][:3] == ["10", "0.0", "40.0"]
+
+
+def test_same_answers_lists_every_difference_and_fails_on_a_changed_answer(tmp_path, capsys):
+    from benchmarks.same_answers import main as same_answers
+
+    def item(i, prediction, calls=2, walk=("a",)):
+        return {"id": f"q{i}", "method": "kgp", "prediction": prediction, "walk": list(walk),
+                "cost": {"llm_calls": calls, "completion_tokens": 10}}
+
+    for side in ("before", "after"):
+        (tmp_path / side).mkdir()
+    (tmp_path / "before/x.json").write_text(json.dumps({"items": [item(0, "Paris"), item(1, "Rome"),
+                                                                   item(2, "Oslo")]}))
+    (tmp_path / "after/x.json").write_text(json.dumps({"items": [item(0, "Paris"), item(1, "Rome", calls=3),
+                                                                  item(2, "Oslo", walk=("b",))]}))
+    assert same_answers([str(tmp_path / "before"), str(tmp_path / "after")]) == 0
+    out = capsys.readouterr().out
+    assert "| x | 3 | 3 | 2 | 2 |" in out
+    assert "x q1: not the same calls/tokens" in out and "x q2: not the same record" in out
+    (tmp_path / "after/x.json").write_text(json.dumps({"items": [item(0, "Lyon")]}))
+    assert same_answers([str(tmp_path / "before"), str(tmp_path / "after")]) == 1
+    assert "x q0: not the same answer" in capsys.readouterr().out
