@@ -50,6 +50,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="questions answered at once; in-process model calls take turns (default: 8)")
     parser.add_argument("--max-question-chars", type=int, default=2000,
                         help="longer questions are refused before any model work (default: 2000)")
+    parser.add_argument("--max-runs-per-person", type=int, default=2,
+                        help="questions one person may have answered at once, over all their tabs (default: 2)")
+    parser.add_argument("--max-collections-per-person", type=int, default=20,
+                        help="collections a person who is not an admin may own (default: 20)")
     who = parser.add_mutually_exclusive_group()
     who.add_argument("--shared", action="store_true",
                      help="a server for several people: login with the accounts of `python -m pipeline users`")
@@ -96,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
             models_dir=Path(args.models_dir) if args.models_dir else None, endpoints=tuple(args.endpoint),
             models_config=Path(args.models_config) if args.models_config else None,
             max_loaded_models=args.max_loaded_models, max_runs=args.max_runs,
-            max_question_chars=args.max_question_chars))
+            max_question_chars=args.max_question_chars, max_runs_per_person=args.max_runs_per_person,
+            max_collections_per_person=args.max_collections_per_person))
         runtime.store.names()  # opens the data directory: one clear line now if it is unusable or in use
         log.info("Loading the model '%s'...", args.model)
         runtime.llm()

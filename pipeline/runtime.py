@@ -59,6 +59,8 @@ class RuntimeConfig:
     endpoints: tuple[str, ...] = ()  # NAME=SPEC model servers on offer
     models_config: Path | None = None  # a TOML file with a [models] table of NAME = "SPEC"
     max_loaded_models: int = 2  # the least recently used model beyond this is unloaded
+    max_runs_per_person: int = 2  # questions one person may have answered at once (0: no limit)
+    max_collections_per_person: int = 20  # collections one person may own (admins: no limit; 0: no limit)
     # Questions run at once in the app (more wait in the page's queue). In-process model calls take turns
     # through one gate anyway; a run waiting on retrieval, the web or a model server holds up nobody.
     max_runs: int = 8

@@ -9,6 +9,7 @@ import io
 import json
 import os
 import stat
+import time
 
 import pytest
 from langchain_core.documents import Document
@@ -157,7 +158,7 @@ def test_the_cli_manages_accounts_and_who_may_read_a_collection(tmp_path, monkey
 
 # Every endpoint of a shared server, called by someone who may not.
 
-def _shared_app(tmp_path, embeddings):
+def _shared_app(tmp_path, embeddings, model=None, **config):
     """A shared server with alice (owner of the private 'alice-notes'), bob, and the public demo collection."""
     from corpora.store import CollectionStore
     from pipeline.runtime import Runtime, RuntimeConfig
@@ -172,9 +173,9 @@ def _shared_app(tmp_path, embeddings):
     store.create("alice-notes").add([Document(page_content="Alice's secret: the launch is on Friday.",
                                               metadata={"title": "plans", "source": "plans.txt",
                                                         "collection": "alice-notes"}, id="a0")])
-    runtime = Runtime(RuntimeConfig(data_dir=data_dir, model="default"), embeddings=embeddings)
+    runtime = Runtime(RuntimeConfig(data_dir=data_dir, model="default", **config), embeddings=embeddings)
     runtime.access.set("alice-notes", owner="alice", visibility=PRIVATE)
-    runtime.use_model("default", ScriptedLLM(lambda messages, options: "Friday [1]."))
+    runtime.use_model("default", model or ScriptedLLM(lambda messages, options: "Friday [1]."))
     people = People("shared", accounts)
     app = build_app(runtime, people=people)
     app.queue(default_concurrency_limit=1)
@@ -288,3 +289,79 @@ def test_another_person_is_refused_by_every_endpoint(shared_server, tmp_path):
     chat = bob.predict(history, "oner", ["alice-notes"], False, "default", False, [], api_name="/answer")
     shown = html.unescape(json.dumps(chat[0][-1]))
     assert "no collection 'alice-notes' you can use" in shown and "Friday" not in json.dumps(chat), shown
+
+
+# Fair shares.
+
+def test_runs_per_person_refuses_beyond_the_limit_and_counts_each_person_apart():
+    from pipeline.limits import RunsPerPerson
+
+    runs = RunsPerPerson(2)
+    assert runs.take("bob") and runs.take("bob") and not runs.take("bob") and runs.take("alice")
+    runs.give_back("bob")
+    assert runs.running("bob") == 1 and runs.take("bob")
+    assert all(RunsPerPerson(0).take("bob") for _ in range(50))
+
+
+def test_a_person_at_the_collections_limit_is_told_and_an_admin_is_not_limited(tmp_path, embeddings):
+    from ui import collections_tab as coll
+
+    _app, runtime, _people, _options = _shared_app(tmp_path, embeddings, max_collections_per_person=2)
+    assert "only you" in coll.create_collection(runtime, BOB, "bob-one")
+    coll.create_collection(runtime, BOB, "bob-two")
+    with pytest.raises(CollectionError, match="You have 2 collections"):
+        coll.create_collection(runtime, BOB, "bob-three")
+    assert not runtime.store.exists("bob-three")
+    coll.delete_collection(runtime, BOB, "bob-two", confirmed=True)
+    coll.create_collection(runtime, BOB, "bob-three")
+    for name in ("root-one", "root-two", "root-three"):
+        coll.create_collection(runtime, ADMIN, name)
+
+
+def test_a_person_over_their_runs_is_refused_while_another_is_answered(tmp_path, embeddings):
+    """bob asks in two tabs with a limit of one run each: the second tab is told to wait, alice is answered."""
+    import threading
+
+    from gradio_client import Client
+
+    from tests.conftest import free_port
+    from tests.fakes import ScriptedLLM
+
+    release = threading.Event()
+
+    def slow(messages, options):
+        release.wait(30)
+        return "Friday [1]."
+
+    model = ScriptedLLM(slow)
+    app, runtime, people, options = _shared_app(tmp_path, embeddings, model=model, max_runs_per_person=1)
+    runtime.access.set("alice-notes", visibility=SHARED)
+    port = free_port()
+    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+               auth=people.auth(), **options)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        tabs = {who: Client(url, auth=(who.split("-")[0], f"{who.split('-')[0]}'s password"), verbose=False)
+                for who in ("bob-1", "bob-2", "alice-1")}
+
+        def ask(tab):
+            tab.predict(api_name="/load")
+            _q, history = tab.predict("When is the launch?", [], api_name="/submit")
+            return tab.submit(history, "oner", ["alice-notes"], False, "default", False, [], api_name="/answer")
+
+        first = ask(tabs["bob-1"])
+        deadline = time.time() + 20
+        while not model.calls:  # bob's first run is waiting for the model
+            assert time.time() < deadline, "bob's first question never reached the model"
+            time.sleep(0.05)
+        second = html.unescape(json.dumps(ask(tabs["bob-2"]).result(timeout=30)[0][-1]))
+        assert "You already have 1 questions being answered" in second
+        other = ask(tabs["alice-1"])
+        release.set()
+        assert "Friday" in json.dumps(first.result(timeout=30)[0][-1])
+        assert "Friday" in json.dumps(other.result(timeout=30)[0][-1])
+        third = ask(tabs["bob-2"]).result(timeout=30)  # bob's first run has ended: his slot is free again
+        assert "Friday" in json.dumps(third[0][-1])
+    finally:
+        release.set()
+        app.close()

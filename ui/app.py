@@ -19,6 +19,7 @@ from corpora.store import CollectionError
 from models.errors import ModelError
 from pipeline.accounts import PERSONAL, SHARED, VISITOR, People, Person
 from pipeline.access import PRIVATE
+from pipeline.limits import RunsPerPerson
 from pipeline.methods import METHODS, settings_models
 from pipeline.runtime import Runtime
 from pipeline.service import AUTO, RunRequest, RunService
@@ -67,6 +68,7 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
     service = RunService.for_runtime(runtime)
     traces = Path(runtime.config.data_dir)
     people = people or People()
+    runs_per_person = RunsPerPerson(runtime.config.max_runs_per_person)
     # The page's first lists are in its config, the same for everyone who loads it: on a personal app they are the
     # owner's, elsewhere what a visitor may see; each person's own lists are filled in when their page loads.
     builder = people.of(None) if people.mode == PERSONAL else VISITOR
@@ -117,12 +119,22 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
             for name in collections or ():
                 runtime.access.check_read(person, name)
             settings = settings_from_values(controls, list(values), settings_models())
+            if not runs_per_person.take(person.name):
+                raise ValueError(f"You already have {runs_per_person.limit} questions being answered (in other "
+                                 "tabs): wait for one to finish, or stop it, then ask again.")
         except ValueError as exc:  # CollectionError is one
             session.running = False
             yield history + [{"role": "assistant", "content": f'<div class="notice notice-error">'
                                                               f'{md_safe(exc)}</div>'}], gr.update(), gr.update(), \
                 gr.update(), None
             return
+        try:
+            yield from ask(session, history, pending, method, collections, use_web, model, compare, compared,
+                           settings)
+        finally:
+            runs_per_person.give_back(person.name)
+
+    def ask(session, history, pending, method, collections, use_web, model, compare, compared, settings):
         request = RunRequest(question=pending, method=method, collections=tuple(collections or ()),
                              model=model or None, settings=settings.model_copy(update={"use_web": bool(use_web)}))
         chosen = [name for name in compared or [] if name in METHODS]

@@ -47,6 +47,10 @@ def file_rows(runtime: Runtime, person: Person, name: str | None) -> list[list]:
 
 def create_collection(runtime: Runtime, person: Person, name: str) -> str:
     runtime.access.check_create(person)
+    limit = runtime.config.max_collections_per_person
+    if limit and not person.admin and len(runtime.access.owned_by(person.name)) >= limit:
+        raise CollectionError(f"You have {limit} collections, the most one person may have here: delete one "
+                              "first, or ask an admin.")
     name = (name or "").strip()
     validate_collection_name(name)
     if runtime.store.exists(name):
