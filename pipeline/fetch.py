@@ -218,7 +218,7 @@ class PageFetcher:
                 raise BrowseError("too_large", f"The page is {int(declared):,} bytes, over the "
                                                f"{self.max_bytes:,}-byte limit; it was not loaded.")
             body = bytearray()
-            for piece in response.stream(64 * 1024):
+            for piece in _pieces(response, deadline, self.timeout_s, host):
                 body += piece
                 if len(body) > self.max_bytes:
                     raise BrowseError("too_large", f"The page is over the {self.max_bytes:,}-byte limit; it was "
@@ -252,6 +252,28 @@ class PageFetcher:
         truncated = len(text) > self.max_text_chars
         return FetchedPage(url=url, title=" ".join(title.split()), text=text[: self.max_text_chars],
                            truncated=truncated)
+
+
+def _pieces(response, deadline: float, read_timeout_s: float, host: str):
+    """The body as it arrives. Each read returns what one receive brings (``read1``; ``stream`` waits for a
+    whole 64 kB) and waits at most until ``deadline``, so a server sending a byte every few seconds is cut at
+    the page's overall deadline, not after the whole page has trickled in."""
+    sock = getattr(getattr(response, "connection", None), "sock", None)
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise BrowseError("timeout", f"{host} sent the page too slowly.")
+        if sock is not None:
+            sock.settimeout(min(read_timeout_s, remaining))
+        try:
+            piece = response.read1(64 * 1024)
+        except Exception as exc:  # noqa: BLE001 - a read cut at the deadline is a timeout whatever wraps it
+            if time.monotonic() >= deadline:
+                raise BrowseError("timeout", f"{host} sent the page too slowly.") from None
+            raise exc
+        if not piece:
+            return
+        yield piece
 
 
 def _charset(content_type: str) -> str | None:

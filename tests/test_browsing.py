@@ -79,6 +79,19 @@ class Pages(http.server.BaseHTTPRequestHandler):
         if self.path == "/slow":
             time.sleep(1.5)
             return self._send(200, ARTICLE.encode())
+        if self.path == "/trickle":  # a byte every 0.2 s, each well inside the read time-out
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            try:
+                for _ in range(100):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return None
         if self.path == "/big-declared":
             return self._send(200, b"x" * 10, Content_Length=str(50_000_000))
         if self.path == "/big-streamed":  # no length given: the cap must hold while reading
@@ -175,6 +188,17 @@ def test_a_slow_page_times_out(site):
         fetcher(timeout_s=0.3).fetch(f"{base}/slow")
     assert slow.value.reason == "timeout" and slow.value.retryable
     assert time.monotonic() - started < 1.2
+
+
+def test_a_page_sent_a_byte_at_a_time_is_cut_at_its_overall_deadline(site):
+    """Each byte arrives well within the 0.5 s read time-out; the whole page would take 20 s. The deadline of a
+    page (twice the time-out, redirects included) ends it at about 1 s."""
+    base, _ = site
+    started = time.monotonic()
+    with pytest.raises(BrowseError, match="too slowly") as slow:
+        fetcher(timeout_s=0.5).fetch(f"{base}/trickle")
+    assert slow.value.reason == "timeout"
+    assert time.monotonic() - started < 2.0
 
 
 @pytest.mark.parametrize("route, reason", [("/pdf", "unsupported"), ("/big-declared", "too_large"),
