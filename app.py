@@ -118,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     app = build_app(runtime, people=people)
     app.queue(default_concurrency_limit=1)
     log.info("Serving on http://%s:%d (%s)", args.host, args.port, people.mode)
-    app.launch(server_name=args.host, server_port=args.port, show_error=True, auth=people.auth(),
+    # show_error stays off: an unexpected exception's text (paths, addresses) would reach the browser.
+    app.launch(server_name=args.host, server_port=args.port, show_error=False, auth=people.auth(),
                auth_message="Sign in with the account the operator gave you." if people.auth() else None,
                **launch_options(args.data_dir))
     return 0

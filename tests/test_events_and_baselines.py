@@ -413,3 +413,18 @@ def test_the_follow_up_note_names_the_previous_question_once():
     list(run)
     assert run.state.route.follow_up == "Who directed Jaws?"
     assert run.state.route.describe().count("Read as a follow-up") == 1
+
+
+def test_a_bug_in_a_method_shows_a_reference_and_keeps_its_detail_in_the_log(caplog):
+    """The exception's text can hold the operator's paths and addresses: the person sees a reference only."""
+    docs = [Document(page_content="Paris is the capital of France.", metadata={"title": "Paris"}, id="p1")]
+    from tests.fakes import ScriptedRetriever
+
+    ctx = RunContext(llm=ScriptedLLM([RuntimeError("cannot open /srv/secret/models/x.gguf")]),
+                     retriever=ScriptedRetriever(lambda q, k: docs))
+    with caplog.at_level("ERROR"):
+        events = run_events("oner", "What is the capital of France?", ctx)
+    error = events[-1]
+    assert error.kind == "error" and "/srv/secret" not in error.payload.message
+    reference = error.payload.message.split("reference ")[1][:8]
+    assert f"[{reference}]" in caplog.text and "/srv/secret/models/x.gguf" in caplog.text

@@ -10,6 +10,7 @@ from the settings model.
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Literal, TypeVar
 
@@ -76,6 +77,9 @@ def run_method(spec: MethodSpec, question: str, ctx: RunContext, run_id: str | N
         yield tracer.event(WarningPayload(message="The run was stopped.", stopped=True), "Stopped")
     except (LLMCallError, ModelError) as exc:
         yield tracer.event(ErrorPayload(message=str(exc)), "Model error")
-    except Exception as exc:  # a bug: logged with its traceback, shown to the person as an error step
-        log.exception("method %s failed on %r", spec.name, question)
-        yield tracer.event(ErrorPayload(message=f"{type(exc).__name__}: {exc}"), "Internal error")
+    except Exception:  # a bug: its detail (paths, addresses) goes to the server log only, under a reference
+        reference = uuid.uuid4().hex[:8]
+        log.exception("[%s] method %s failed on %r", reference, spec.name, question)
+        yield tracer.event(ErrorPayload(message=f"Something went wrong inside the app (reference {reference}); "
+                                                "the operator can find the details in the server log under "
+                                                "that reference."), "Internal error")
