@@ -365,3 +365,23 @@ def test_a_person_over_their_runs_is_refused_while_another_is_answered(tmp_path,
     finally:
         release.set()
         app.close()
+
+
+def test_gradios_monitoring_pages_are_closed(tmp_path, embeddings):
+    """Gradio opens /monitoring unless told not to; its summary of every event would be open to any visitor of
+    an app without a login."""
+    import urllib.error
+    import urllib.request
+
+    from tests.conftest import free_port
+
+    app, _runtime, _people, options = _shared_app(tmp_path, embeddings)
+    port = free_port()
+    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **options)
+    try:
+        for path in ("monitoring", "monitoring/summary"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/{path}", timeout=10)
+            assert refused.value.code == 403, path
+    finally:
+        app.close()

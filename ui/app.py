@@ -40,12 +40,16 @@ def launch_options(data_dir: Path | str | None = None) -> dict:
     """Arguments for ``Blocks.launch``: the page's stylesheet and script, the upload size limit and, given the
     data directory, its traces folder as a path Gradio may serve: Gradio serves files only from the working
     directory, the temp folder and ``allowed_paths``, so with ``--data-dir`` elsewhere (``/var/lib/...``) every
-    trace download failed ("Cannot move ... to the gradio cache dir"). Only the traces, not the collections."""
+    trace download failed ("Cannot move ... to the gradio cache dir"). Only the traces, not the collections.
+    Gradio's monitoring pages are off."""
     options = {
         "css_paths": [ASSETS / "app.css", ASSETS / "picture.css"],
         "head": "".join(f"<script>{(ASSETS / name).read_text(encoding='utf-8')}</script>"
                         for name in ("cite.js", "picture.js")),
         "max_file_size": MAX_FILE_BYTES,
+        # Gradio enables /monitoring by default; its summary of every event is open to anyone signed in, and
+        # without a login to anyone at all.
+        "enable_monitoring": False,
     }
     if data_dir is not None:
         options["allowed_paths"] = [str(Path(data_dir).resolve() / "traces")]
