@@ -52,11 +52,25 @@ def _label_of(spec: str) -> str:
     return Path(spec).name
 
 
+def public_key(spec: str) -> str:
+    """A name for a model given on the command line that says nothing of where it lives: the file's name, not
+    its folder; "server (MODEL)", not the server's address. The page's config shows every key to every browser."""
+    if spec in BUNDLED:
+        return spec
+    if spec.startswith(OPENAI_PREFIX):
+        model = spec.partition("#")[2].strip()
+        return f"server ({model})" if model else "server"
+    if spec.startswith(LANGCHAIN_PREFIX):
+        return spec.split("@", 1)[0]
+    return Path(spec).name
+
+
 class ModelCatalog:
     """The operator's models, by key, in the order they are offered."""
 
     def __init__(self, options: Iterable[ModelOption] = ()) -> None:
         self._options: dict[str, ModelOption] = {}
+        self._aliases: dict[str, str] = {}  # the operator's start spec -> the key it is offered under
         for option in options:
             self._options.setdefault(option.key, option)
 
@@ -78,8 +92,16 @@ class ModelCatalog:
             for name, spec in _read_config(Path(config)).items():
                 catalog.add(spec, key=name)
         if default not in catalog:
-            catalog.add(default)
+            key = public_key(default)
+            if key in catalog and catalog.get(key).spec != default:
+                key = f"{key} (start)"
+            catalog.add(default, key=key)
+            catalog._aliases[default] = key
         return catalog
+
+    def key_of(self, choice: str) -> str:
+        """The key ``choice`` is offered under (the start model's spec is offered under its public key)."""
+        return self._aliases.get(choice, choice)
 
     def add(self, spec: str, key: str | None = None, label: str | None = None) -> ModelOption:
         """Offer ``spec`` under ``key`` (default: the spec itself); an existing key is kept as it is."""
@@ -94,7 +116,7 @@ class ModelCatalog:
     def get(self, key: str) -> ModelOption:
         """The option a person picked; ``ModelError`` names the choices when it is not on offer."""
         try:
-            return self._options[key]
+            return self._options[self.key_of(key)]
         except KeyError:
             shown = key if len(key) <= 40 else key[:37] + "..."
             raise ModelError(f"'{shown}' is not one of the models this app offers ({', '.join(self._options)}). "

@@ -3,6 +3,8 @@ recently used is unloaded, loading holds nobody up, and Stop ends any model wait
 
 from __future__ import annotations
 
+import json
+
 import threading
 import time
 
@@ -36,6 +38,23 @@ def test_the_catalog_offers_bundled_models_folder_files_endpoints_and_config(tmp
         assert "No such file" not in str(caught.value)  # the same answer whether or not the file exists
     with pytest.raises(ModelError, match="NAME=SPEC"):
         ModelCatalog.configured("default", endpoints=["nameless"])
+
+
+def test_a_start_model_given_as_a_path_or_address_is_offered_under_a_name_that_hides_it(tmp_path):
+    path = tmp_path / "private-folder" / "qwen.gguf"
+    for spec, key in ((str(path), "qwen.gguf"), ("openai:http://10.1.2.3:8000/v1#qwen", "server (qwen)"),
+                      ("openai:http://10.1.2.3:8000/v1", "server"),
+                      ("langchain:openai:qwen@http://10.1.2.3:8000/v1", "langchain:openai:qwen")):
+        catalog = ModelCatalog.configured(spec)
+        shown = json.dumps(catalog.choices())
+        assert "private-folder" not in shown and "10.1.2.3" not in shown, spec
+        assert catalog.key_of(spec) == key and catalog.get(spec).spec == spec and catalog.get(key).spec == spec
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "qwen.gguf").write_bytes(b"GGUF")
+    catalog = ModelCatalog.configured(str(path), models_dir=models)  # another file of that name is on offer
+    assert catalog.get("qwen.gguf").spec == str(models / "qwen.gguf")
+    assert catalog.get(catalog.key_of(str(path))).spec == str(path) and catalog.key_of(str(path)) == "qwen.gguf (start)"
 
 
 def test_one_file_under_two_names_is_one_identity(tmp_path):
