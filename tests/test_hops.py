@@ -301,3 +301,25 @@ def test_an_answer_is_held_by_a_passage_with_its_words_in_another_order():
     assert (hop.answer, hop.source) == ("Adlai Stevenson", 1)
     read_answer(hop := Hop("Who is her husband?", hop.passages), "[1] Adlai E. Stevenson")
     assert hop.answer is None and "in no retrieved passage" in hop.note
+
+
+def test_a_chain_that_answers_another_question_than_the_one_asked_hands_over_to_the_reader():
+    """A "which ..., A or B?" question answered by neither choice, or a yes to a question that asks no yes or
+    no, is not the chain's answer: the reader answers, under a warning that says why."""
+    llm = scripted("1. Who directed Torchy Blane in Panama?\nAnswer: #1",
+                   {"Who directed Torchy Blane in Panama?": "[1] William Clemens"}, reader="Panama")
+    events, _ = run(llm, "Which is a film, Torchy Blane in Panama or Panama?")
+    warnings = [e.payload.message for e in events if e.kind == EventKind.WARNING]
+    assert any("neither of the question's choices" in w for w in warnings), warnings
+    assert answer_of(events).answer == "Panama"
+
+    llm = scripted("1. Was Torchy Blane in Panama directed by William Clemens?\nAnswer: #1",
+                   {"Was Torchy Blane in Panama directed by William Clemens?": "[1] yes"}, reader="William Clemens")
+    events, _ = run(llm, "Who directed Torchy Blane in Panama?")
+    assert any("answers yes or no" in e.payload.message for e in events if e.kind == EventKind.WARNING)
+    assert answer_of(events).answer == "William Clemens"
+
+    llm = scripted("1. Was Torchy Blane in Panama directed by William Clemens?\nAnswer: #1",
+                   {"Was Torchy Blane in Panama directed by William Clemens?": "[1] yes"}, reader="READER")
+    events, _ = run(llm, "Was Torchy Blane in Panama directed by William Clemens?")
+    assert answer_of(events).answer == "yes"  # a yes-or-no question keeps the chain's yes

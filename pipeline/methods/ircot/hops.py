@@ -22,7 +22,8 @@ from pipeline.answering import NO_ANSWER, stream_answer
 from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.methods.ircot.compare import Outcome, compare, yes_no
-from pipeline.methods.ircot.plan import Plan, PlanError, option_of, options, plan_for, refs_of, substitute
+from pipeline.methods.ircot.plan import (Plan, PlanError, misfit, option_of, options, plan_for, refs_of,
+                                         substitute)
 from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, ComparePayload, PassageRef,
                                PlanPayload, QAPair, SubQuestionPayload, WarningPayload, passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
@@ -97,6 +98,9 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
             missing = computed[2]
     elif missing is None:
         answer = hops[plan.answer].answer
+    why = misfit(question, answer) if answer is not None else None
+    if why is not None:
+        answer, missing = None, f"The chain's answer does not fit the question: {why}"
     yield from _answer(ctx, tracer, cfg, question, plan, hops, pool, answer, missing, last)
 
 

@@ -188,6 +188,26 @@ def options(question: str) -> list[str]:
     return [first, second] if first and second and len(first) < 120 and len(second) < 120 else []
 
 
+_YES_NO_QUESTION = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b",
+                              re.IGNORECASE)
+
+
+def misfit(question: str, answer: str) -> str | None:
+    """Why ``answer`` cannot be the answer to ``question``, or None when it may be: a "which ..., A or B?"
+    question is answered by one of its two choices, and only a question that asks yes or no by a yes or a no.
+    A chain that ends elsewhere answered another question than the one asked."""
+    from pipeline.methods.ircot.compare import yes_no
+    from pipeline.text import normalize_answer
+
+    choices = options(question)
+    said = normalize_answer(answer)
+    if choices and not any(normalize_answer(c) in said or (said and said in normalize_answer(c)) for c in choices):
+        return f"\"{answer}\" is neither of the question's choices, {choices[0]} or {choices[1]}."
+    if yes_no(answer) is not None and len(answer.split()) == 1 and not _YES_NO_QUESTION.match(question.strip()):
+        return f"\"{answer}\" answers yes or no, which the question does not ask."
+    return None
+
+
 def option_of(plan: Plan, ref: int, choices: list[str]) -> str | None:
     """Which of ``choices`` sub-question ``ref`` is about: the choice named in it or in the sub-questions it
     builds on (a bridge comparison asks about the film's director, then about the director)."""
