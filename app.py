@@ -51,7 +51,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-question-chars", type=int, default=2000,
                         help="longer questions are refused before any model work (default: 2000)")
     parser.add_argument("--max-runs-per-person", type=int, default=2,
-                        help="questions one person may have answered at once, over all their tabs (default: 2)")
+                        help="with --shared: questions one person may have answered at once, over all their tabs "
+                             "(default: 2)")
     parser.add_argument("--max-collections-per-person", type=int, default=20,
                         help="collections a person who is not an admin may own (default: 20)")
     who = parser.add_mutually_exclusive_group()

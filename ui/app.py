@@ -72,7 +72,9 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
     service = RunService.for_runtime(runtime)
     traces = Path(runtime.config.data_dir)
     people = people or People()
-    runs_per_person = RunsPerPerson(runtime.config.max_runs_per_person)
+    # Only accounts tell people apart: a personal app has one person, whose tabs may all ask at once, and every
+    # visitor of an anonymous one is the same "visitor" (each browser session asks one question at a time).
+    runs_per_person = RunsPerPerson(runtime.config.max_runs_per_person if people.mode == SHARED else 0)
     # The page's first lists are in its config, the same for everyone who loads it: on a personal app they are the
     # owner's, elsewhere what a visitor may see; each person's own lists are filled in when their page loads.
     builder = people.of(None) if people.mode == PERSONAL else VISITOR
