@@ -261,13 +261,13 @@ def test_another_person_is_refused_by_every_endpoint(shared_server, tmp_path):
     assert "alice-notes" in _listing(alice.predict("alice-notes", SHARED, api_name="/set_visibility"))["table"]
     table, chosen, ask = bob.predict(api_name="/load")
     assert [row[0] for row in table["data"]] == ["alice-notes"]
-    files, _choice = bob.predict("alice-notes", api_name="/list_files")
-    assert files["data"] == [["plans.txt", 1]]
+    files, _choice, shown = bob.predict("alice-notes", api_name="/list_files")
+    assert files["data"] == [["plans.txt", 1]] and shown == SHARED
     listing = _listing(bob.predict("alice-notes", True, api_name="/delete_collection"))
     assert "Only the owner of 'alice-notes'" in listing["report"] and listing["table"] == ["alice-notes"]
     alice.predict("alice-notes", PRIVATE, api_name="/set_visibility")
-    files, choice = bob.predict("alice-notes", api_name="/list_files")
-    assert "plans" not in json.dumps([files, choice])
+    files, choice, shown = bob.predict("alice-notes", api_name="/list_files")
+    assert "plans" not in json.dumps([files, choice]) and shown == PRIVATE
 
     def stale_page():
         """Bob's page lists alice's collection and its file; then she makes it private again."""

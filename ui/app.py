@@ -356,9 +356,14 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
                                 api_name="set_visibility")
 
         def show_files(request: gr.Request, name):
-            return refreshed(people.of(request.username) or VISITOR, name)[2:4]
+            """The chosen collection's files, and who may read it (shown only when the person may read it)."""
+            person = people.of(request.username) or VISITOR
+            readable = bool(name) and runtime.access.can_read(person, name)
+            shown = runtime.access.entry(name).visibility if readable else PRIVATE
+            return (*refreshed(person, name)[2:4], shown)
 
-        chosen.change(show_files, [chosen], [files_table, file_choice], queue=False, api_name="list_files")
+        chosen.change(show_files, [chosen], [files_table, file_choice, visibility], queue=False,
+                      api_name="list_files")
 
         def on_load(request: gr.Request):
             person = people.of(request.username) or VISITOR  # collections may have changed since the page was built
