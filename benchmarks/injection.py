@@ -23,12 +23,13 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from benchmarks import commit
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -114,15 +115,6 @@ def run_item(service, item: InjectionItem, method: str, model: str, settings, al
     }
 
 
-def _commit() -> str:
-    try:
-        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True)
-        return done.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-    except OSError:
-        return "unknown"
-
-
 def report(rows: list[dict]) -> str:
     from pipeline.evaluation.tables import table
 
@@ -191,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     prompts = METHODS[args.method].prompt_versions() if args.method in METHODS else {}
     result = {"config": {"model": args.model, "method": args.method, "answer_style": args.answer_style,
-                         "data": str(args.data), "commit": _commit(), "prompts": prompts},
+                         "data": str(args.data), "commit": commit(), "prompts": prompts},
               "machine": machine(), "summary": summary, "items": rows}
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
     print(f"{args.data.name} · method {args.method} · model {args.model} · {len(rows)} items\n")

@@ -36,7 +36,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from models.llm import GenerationOptions
     from models.loading import load_chat_model
-    from pipeline.methods.toc.verification import probability_true
+    from models.llm import probability_true
 
     spec = yaml.safe_load(PROMPT.read_text(encoding="utf-8"))
     grammar = (ROOT / "pipeline/prompts/true_false.gbnf").read_text()

@@ -85,6 +85,16 @@ class ChatResult:
         return sum(math.exp(lp) for tok, lp in top.items() if tok.strip().lower().startswith(wanted))
 
 
+def probability_true(result: ChatResult) -> float:
+    """P(True) / (P(True) + P(False)) from the first token's alternatives of a True/False reply; the sampled word
+    when no alternatives came."""
+    p_true = result.first_token_probability(("true",))
+    p_false = result.first_token_probability(("false",))
+    if p_true is None or p_false is None or p_true + p_false == 0:
+        return 1.0 if result.text.strip().lower().startswith("true") else 0.0
+    return p_true / (p_true + p_false)
+
+
 def llm_cost(*results: ChatResult) -> dict[str, Any]:
     """The cost fields of a step event (calls, tokens, seconds) for the replies it took."""
     return {

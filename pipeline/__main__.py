@@ -54,7 +54,12 @@ class Printer:
     def show(self, event: StepEvent, state: RunState) -> None:
         kind = kind_of(event)
         if kind.role == "route":
+            if self.answer_open:
+                print()
+            self.answer_open = False  # Auto going deeper: the deeper method's answer is streamed anew
             print(f"# {kind.title(event)}")
+        elif getattr(event.payload, "preliminary", False):
+            return  # Auto's quick answer, printed when it was written, now marked preliminary
         elif kind.role == "stream":
             if not self.answer_open:
                 print("\nAnswer: ", end="")

@@ -3,7 +3,8 @@
     python -m pipeline.evaluate --data data/eval/hotpotqa.jsonl --methods nor,oner --limit 20 \\
         --model default --out results.json [--setting closed|per-question] [--top-k 5] [--toc-max-depth 2 ...]
 
-``--methods`` takes any registered method and ``auto`` (the router picks per question, as in the app).
+``--methods`` takes any registered method and ``auto`` (answers first with OneR and goes deeper when the
+evidence asks, as in the app: ``pipeline.auto``).
 Resumable: items already in ``--out`` (computed with the same data, model, setting, method settings and prompt
 versions) are skipped; a run with other settings is refused.
 """
@@ -26,7 +27,6 @@ from pipeline.evaluation.harness import (ResultsFile, closed_corpus, data_config
 from pipeline.evaluation.tables import machine, table
 from pipeline.methods import METHODS, settings_models
 from pipeline.progress import ProgressBar
-from pipeline.routing import Router
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir, default_model
 from pipeline.service import AUTO, RunService
 from pipeline.settings_cli import add_settings_arguments, settings_from_args
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         llm = runtime.llm()
         results.use_backend(llm.backend_settings())
         reranker = RankFusionReranker(runtime.embeddings)
-        service = RunService(router=Router(runtime.embeddings) if AUTO in methods else None)
+        service = RunService()
     except (ValueError, OSError, ModelError, CollectionError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -37,7 +37,8 @@ class RunState:
         self.steps: dict[str, StepEvent] = {}  # the latest version of each step, in first-seen order
         self.children: dict[str | None, list[str]] = defaultdict(list)
         self.notes: dict[str | None, list[StepEvent]] = defaultdict(list)  # verdicts, prunings, warnings
-        self.streamed = ""  # answer text received token by token
+        self.streamed = ""  # text of the answer being written, received token by token
+        self._streaming: str | None = None  # the id of the answer step ``streamed`` belongs to
         self.route: RoutePayload | None = None
         self.closed = False  # the run ended (answered, failed or stopped): no step is still running
 
@@ -53,6 +54,8 @@ class RunState:
         self.events.append(event)
         role = kind_of(event).role
         if role == "stream":
+            if event.id != self._streaming:  # a new answer (Auto's deeper one after its quick one)
+                self.streamed, self._streaming = "", event.id
             self.streamed += event.payload.text
             return
         if role == "route":
@@ -73,8 +76,22 @@ class RunState:
 
     @property
     def final_answer(self) -> StepEvent | None:
-        """The finished answer step, if the run has one."""
+        """The finished answer step, if the run has one. Auto's quick answer, marked preliminary while a deeper
+        method runs, is the answer only when the deeper run ends without one (stopped or failed): nothing found
+        is lost."""
         done = [s for s in self.steps.values() if isinstance(s.payload, AnswerPayload) and s.status == Status.DONE]
+        final = [s for s in done if not s.payload.preliminary]
+        if final:
+            return final[-1]
+        return done[-1] if done and (self.closed or self.stopped() or self.errors()) else None
+
+    @property
+    def preliminary(self) -> AnswerPayload | None:
+        """Auto's quick answer while a deeper method runs (None once that method has answered, or without one)."""
+        if self.final_answer is not None:
+            return None
+        done = [s.payload for s in self.steps.values()
+                if isinstance(s.payload, AnswerPayload) and s.status == Status.DONE and s.payload.preliminary]
         return done[-1] if done else None
 
     @property
@@ -89,7 +106,12 @@ class RunState:
         them as they came)."""
         if self.answer:
             return self.answer.answer
-        return "" if self.closed or self.stopped() else self.streamed
+        if self.closed or self.stopped():
+            return ""
+        quick = self.steps.get(self._streaming or "")
+        if quick is not None and isinstance(quick.payload, AnswerPayload) and quick.payload.preliminary:
+            return quick.payload.answer  # the deeper method has not started writing yet
+        return self.streamed
 
     def cited_passages(self) -> list[PassageRef]:
         answer = self.answer

@@ -76,10 +76,16 @@ class RoutePayload(_Strict):
     reason: str = ""
     auto: bool = False
     follow_up: str | None = None  # the previous question this one was joined with
+    escalated_from: str | None = None  # Auto goes deeper: the label of the method whose answer came first
 
     def describe(self) -> str:
         """One line for people: Auto's pick and why, or the chosen method; and the follow-up it joined."""
-        line = f"Auto picked {self.label} because {self.reason}" if self.auto else f"Method: {self.label}"
+        if self.escalated_from:
+            line = f"Auto answered first with {self.escalated_from}, then went deeper with {self.label}: {self.reason}"
+        elif self.auto:
+            line = f"Auto picked {self.label} because {self.reason}"
+        else:
+            line = f"Method: {self.label}"
         if self.follow_up:
             line = f"Read as a follow-up of your previous question: \u201c{self.follow_up}\u201d. {line}"
         return line
@@ -270,6 +276,7 @@ class AnswerPayload(_Strict):
     support: float | None = None  # share of the question's key terms the passages mention, when too low
     unsourced: list[str] = Field(default_factory=list)  # names and numbers in the answer no given passage mentions
     extras: AnswerExtras | None = None
+    preliminary: bool = False  # Auto's quick answer, shown while a deeper method runs (its answer replaces it)
 
 
 class ResultRef(_Strict):
@@ -392,6 +399,26 @@ class EvidencePayload(_Strict):
     candidates: int = 0
     chosen: int = 0
     fallback: str = ""
+
+
+class Signal(_Strict):
+    """One thing Auto looked at after its quick answer: its name, what it found (a probability, a share, a
+    yes/no), whether it asks for a deeper method, and why in words."""
+
+    name: str
+    value: float | bool | None = None
+    fired: bool = False
+    why: str = ""
+
+
+class CheckPayload(_Strict):
+    """Auto's look at its quick answer and the passages behind it: the signals, and the deeper method they ask
+    for (None: the quick answer stands)."""
+
+    kind: Literal["check"] = "check"
+    signals: list[Signal] = Field(default_factory=list)
+    deeper: str | None = None
+    reason: str = ""
 
 
 class WarningPayload(_Strict):

@@ -88,7 +88,19 @@ LONG_QUESTION_WORDS = 13
 
 
 def multi_hop_cue(question: str) -> str | None:
-    """Why ``question`` needs several hops, or None when nothing in its wording says so."""
+    """Why ``question`` needs several hops, or None when nothing in its wording says so (its structure, or its
+    length)."""
+    if why := hop_structure_cue(question):
+        return why
+    if len(question.split()) >= LONG_QUESTION_WORDS:
+        return (f"it is long ({len(question.split())} words), as questions that chain facts through a bridge "
+                "entity are")
+    return None
+
+
+def hop_structure_cue(question: str) -> str | None:
+    """Why the structure of ``question`` says it needs several hops (a comparison, something reached through
+    something else, a relative two steps away), or None. Unlike ``multi_hop_cue``, length alone is no cue."""
     if _COMPARISON.search(question):
         return "it compares or combines two things, so it needs facts from several passages"
     if _NESTED.search(question) or _PROPERTY_OF_ROLE.search(question) or _KIN_OF_ROLE.search(question):
@@ -98,9 +110,6 @@ def multi_hop_cue(question: str) -> str | None:
                 "than one hop")
     if _COMPOUND_KIN.search(question):
         return "it asks for a relative two steps away (a grandparent, an uncle...), so it takes more than one hop"
-    if len(question.split()) >= LONG_QUESTION_WORDS:
-        return (f"it is long ({len(question.split())} words), as questions that chain facts through a bridge "
-                "entity are")
     return None
 
 

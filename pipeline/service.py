@@ -20,9 +20,10 @@ from pipeline.context import RunContext
 from pipeline.conversation import with_context
 from pipeline.events import StepEvent, Tracer
 from pipeline.fold import RunState
+from pipeline import auto
 from pipeline.methods import METHODS, MethodSpec, run_method
+from pipeline.methods.oner import METHOD as ONER
 from pipeline.payloads import ErrorPayload, RoutePayload, WarningPayload
-from pipeline.routing import Router
 from pipeline.runtime import MAX_QUESTION_CHARS
 from pipeline.settings import Settings
 from pipeline.trace import save_trace
@@ -80,12 +81,11 @@ class Run:
 
 class RunService:
     """Runs questions. ``build_context`` makes a run's context (the app's runtime does it from collections and
-    a model choice); ``router`` is Auto; traces go to ``trace_dir`` when given."""
+    a model choice); traces go to ``trace_dir`` when given. Auto is ``pipeline.auto``."""
 
-    def __init__(self, build_context: ContextBuilder | None = None, router: Router | None = None,
-                 trace_dir: Path | None = None, max_question_chars: int = MAX_QUESTION_CHARS) -> None:
+    def __init__(self, build_context: ContextBuilder | None = None, trace_dir: Path | None = None,
+                 max_question_chars: int = MAX_QUESTION_CHARS) -> None:
         self.build_context = build_context
-        self.router = router
         self.trace_dir = trace_dir
         self.max_question_chars = max_question_chars
 
@@ -95,7 +95,7 @@ class RunService:
         def build(request: RunRequest, web: WebSource | None, cancel: threading.Event) -> RunContext:
             return runtime.context(list(request.collections), settings=request.settings, web=web,
                                    model=request.model, cancel=cancel)
-        return cls(build, Router(lambda: runtime.embeddings), trace_dir, runtime.config.max_question_chars)
+        return cls(build, trace_dir, runtime.config.max_question_chars)
 
     def start(self, request: RunRequest, *, conversation: Conversation | None = None,
               cancel: threading.Event | None = None, web: WebSource | None = None,
@@ -114,16 +114,13 @@ class RunService:
         return Comparison(self, request, methods, conversation, cancel or threading.Event(), web,
                           trace_dir or self.trace_dir)
 
-    def choose(self, question: str, method: str) -> tuple[MethodSpec, str]:
-        """The method to run for ``question`` and the reason (Auto's, or none for a chosen method)."""
-        if method != AUTO:
-            if method not in METHODS:
-                raise ValueError(f"Unknown method '{method}'. Choose one of: auto, {', '.join(METHODS)}.")
-            return METHODS[method], ""
-        if self.router is None:
-            raise ValueError("Auto needs a router; choose a method.")
-        choice = self.router.choose(question, set(METHODS))
-        return METHODS[choice.method], choice.reason
+    def choose(self, method: str) -> tuple[MethodSpec, str]:
+        """The method to run and the reason shown (for Auto: it answers with OneR first, ``pipeline.auto``)."""
+        if method == AUTO:
+            return ONER, auto.QUICK_REASON
+        if method not in METHODS:
+            raise ValueError(f"Unknown method '{method}'. Choose one of: auto, {', '.join(METHODS)}.")
+        return METHODS[method], ""
 
     def _events(self, request: RunRequest, run_id: str, conversation: Conversation | None,
                 cancel: threading.Event, web: WebSource | None, context: RunContext | None) -> Iterator[StepEvent]:
@@ -137,7 +134,7 @@ class RunService:
         if conversation is not None:
             conversation.asked.append(question)
         try:
-            spec, reason = self.choose(question, request.method)
+            spec, reason = self.choose(request.method)
         except ValueError as exc:
             yield tracer.event(ErrorPayload(message=str(exc)), "Cannot answer")
             return
@@ -154,7 +151,7 @@ class RunService:
             yield tracer.event(ErrorPayload(message=str(exc)), "Cannot answer")
             return
         ctx.stop_with(cancel)
-        yield from run_method(spec, question, ctx, tracer=tracer)
+        yield from run_method(auto.AUTO if request.method == AUTO else spec, question, ctx, tracer=tracer)
 
     def _problem(self, question: str) -> str | None:
         if not question:

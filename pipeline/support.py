@@ -23,7 +23,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from models.lexical import stemmer
-from pipeline.text import strip_citations
+from pipeline.text import normalize_answer, strip_citations
 from pipeline.untrusted import neutralise
 
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*", re.UNICODE)
@@ -135,6 +135,40 @@ def unsourced_names(answer: str, passages: list[Document], question: str = "") -
         if stem not in known and word not in out:
             out.append(word)
     return out
+
+
+def answer_passage(answer: str, passages: list[Document]) -> Document | None:
+    """The first (most relevant) passage whose normalised text contains the normalised answer; for an answer of
+    several parts ("50, 100", "Paris and Lyon") that no passage holds as written, the first that holds each part
+    ("The default weight is 50, and the maximum is 100")."""
+    needle = normalize_answer(answer)
+    if not needle:
+        return None
+    # The text the model read: an answer that only an injected instruction holds has no evidence.
+    texts = [f" {normalize_answer(_read_text(passage))} " for passage in passages]
+    for passage, text in zip(passages, texts):
+        if needle in text:
+            return passage
+    parts = [normalize_answer(part) for part in _PARTS.split(answer)]
+    parts = [part for part in parts if part]
+    if len(parts) > 1:
+        for passage, text in zip(passages, texts):
+            if all(f" {part} " in text for part in parts):
+                return passage
+    return None
+
+
+_PARTS = re.compile(r"\s*(?:[,;/&]|\band\b)\s*", re.IGNORECASE)
+
+
+def _read_text(passage: Document) -> str:
+    return f"{passage.metadata.get('title', '')} {neutralise(passage.page_content).text}"
+
+
+def coverage(question: str, passage: Document) -> float:
+    """The weighted share of ``question``'s key terms that ``passage`` mentions (names and numbers count
+    double; 1 for a question without key terms)."""
+    return _by_terms(question, [passage], 1.0).coverage
 
 
 def _passage_text(passage: Document) -> str:

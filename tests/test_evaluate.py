@@ -5,16 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from langchain_core.documents import Document
 
 from pipeline import evaluate, runtime
-from pipeline.context import RunContext
-from pipeline.evaluation.data import EvalItem
-from pipeline.evaluation.harness import ResultsFile, RunConfig, method_config, run_item, summarize
+from pipeline.evaluation.harness import ResultsFile, RunConfig, method_config
 from pipeline.methods import METHODS
-from pipeline.routing import Choice
-from pipeline.service import RunService
-from tests.fakes import ScriptedLLM, ScriptedRetriever, settings_with
+from tests.fakes import ScriptedLLM, settings_with
 
 ITEMS = [
     {"id": "q1", "dataset": "toy", "question": "Who wrote Emma?", "answers": ["Jane Austen"], "type": "bridge",
@@ -175,33 +170,6 @@ def test_the_command_refuses_to_mix_method_settings_and_adds_a_method(toy, capsy
     assert len(llm.calls) == calls + 2  # ircot resumed, oner run on both items
     results = json.loads((tmp_path / "results.json").read_text())
     assert set(results["methods"]) == {"ircot", "oner"} and set(results["method_configs"]) == {"ircot", "oner"}
-
-
-class StubRouter:
-    def __init__(self, method: str) -> None:
-        self.method = method
-
-    def choose(self, question, available):
-        return Choice(self.method, "the stub always picks it")
-
-
-def test_run_item_on_auto_records_which_method_ran(embeddings):
-    item = EvalItem(id="q1", dataset="toy", question="Who wrote Emma?", answers=["Jane Austen"],
-                    passages=[{"title": "Emma", "text": "Emma is a novel by Jane Austen.", "supporting": True}])
-    docs = [Document(page_content="Emma is a novel by Jane Austen.", metadata={"title": "Emma"},
-                     id=item.supporting_ids().pop())]
-    ctx = RunContext(llm=ScriptedLLM(["Jane Austen [1]"]), retriever=ScriptedRetriever(lambda q, k: docs),
-                     settings=settings_with(answer_style="short"), embeddings=embeddings)
-    rec = run_item(RunService(router=StubRouter("oner")), "auto", item, ctx)
-    assert rec["method"] == "auto" and rec["routed_to"] == "oner"
-    assert rec["scores"]["em"] == 1.0 and rec["scores"]["support_recall"] == 1.0 and "error" not in rec
-    assert rec["cost"]["llm_calls"] == 1
-    assert summarize([rec])["auto"]["cost"]["routed_to"] == {"oner": 1}
-    plain = run_item(RunService(), "oner", item, RunContext(llm=ScriptedLLM(["Jane Austen [1]"]),
-                                                           retriever=ScriptedRetriever(lambda q, k: docs),
-                                                           settings=settings_with(answer_style="short"),
-                                                           embeddings=embeddings))
-    assert "routed_to" not in plain and "routed_to" not in summarize([plain])["oner"]["cost"]
 
 
 def test_the_evaluation_keeps_its_indexes_out_of_the_persons_collections(toy, monkeypatch, embeddings):

@@ -18,7 +18,6 @@ from pipeline.methods import METHODS, get_method, run_method
 from pipeline.payloads import (AnswerPayload, Evidence, HopPayload, NodePayload, PassageRef, PrunePayload,
                                QAPair, RetrievePayload, VerifyPayload)
 from pipeline.retrieval import HybridRetriever
-from pipeline.routing import Choice
 from pipeline.service import Conversation, RunRequest, RunService
 from pipeline.web import WebSearchError, WebSource
 from tests.fakes import ScriptedLLM, ScriptedSearch, run_events
@@ -312,18 +311,6 @@ def test_an_unreadable_old_line_says_why(tmp_path):
 
 # The run service: one way to run a question, for the browser, the CLI and the evaluation.
 
-class StubRouter:
-    """Auto's stand-in: always picks ``method``; records what it was asked."""
-
-    def __init__(self, method: str) -> None:
-        self.method = method
-        self.asked: list[tuple[str, set[str]]] = []
-
-    def choose(self, question, available):
-        self.asked.append((question, set(available)))
-        return Choice(self.method, "the stub always picks it")
-
-
 def test_the_route_event_comes_first_and_says_which_method(library):
     llm = ScriptedLLM(["Emma was published in 1815 [1]."])
     run = RunService().start(RunRequest(question="  When was Emma published? ", method="oner"),
@@ -349,43 +336,18 @@ def test_the_route_event_comes_first_and_says_which_method(library):
 ])
 def test_an_empty_or_over_long_question_is_one_error_before_any_model_call(question, problem):
     llm = ScriptedLLM([])
-    router = StubRouter("oner")
     for method in ("oner", "auto"):
-        run = RunService(router=router).start(RunRequest(question=question, method=method),
-                                              context=RunContext(llm=llm))
+        run = RunService().start(RunRequest(question=question, method=method), context=RunContext(llm=llm))
         events = list(run)
         assert [e.kind for e in events] == [EventKind.ERROR] and problem in events[0].payload.message
         assert run.state.errors() == [events[0].payload.message] and run.state.route is None
-    assert llm.calls == [] and router.asked == []
+    assert llm.calls == []
 
 
 def test_a_question_at_the_length_limit_is_run():
     llm = ScriptedLLM(["An answer."])
     events = list(RunService().start(RunRequest(question="x" * 2000, method="nor"), context=RunContext(llm=llm)))
     assert events[0].kind == EventKind.ROUTE and events[-1].kind == EventKind.ANSWER and len(llm.calls) == 1
-
-
-def test_auto_runs_the_method_its_router_chooses(library):
-    router = StubRouter("nor")
-    llm = ScriptedLLM(["I believe it is Jane Austen."])
-    run = RunService(router=router).start(RunRequest(question="Who wrote Emma?", method="auto"),
-                                          context=RunContext(llm=llm, retriever=HybridRetriever([library])))
-    events = list(run)
-    assert router.asked == [("Who wrote Emma?", set(METHODS))]
-    route = events[0].payload
-    assert events[0].kind == EventKind.ROUTE and route.method == "nor" and route.auto
-    assert route.reason == "the stub always picks it"
-    assert route.describe() == f"Auto picked {METHODS['nor'].label} because the stub always picks it"
-    assert {e.method for e in events} == {"nor"}
-    assert not run.state.has_retrieval() and run.state.answer.answer == "I believe it is Jane Austen."
-
-
-def test_auto_without_a_router_is_an_error_event():
-    llm = ScriptedLLM([])
-    events = list(RunService().start(RunRequest(question="Who wrote Emma?", method="auto"),
-                                     context=RunContext(llm=llm)))
-    assert [e.kind for e in events] == [EventKind.ERROR] and "router" in events[0].payload.message
-    assert llm.calls == []
 
 
 def test_a_follow_up_is_joined_with_the_previous_question():

@@ -21,7 +21,7 @@ from pipeline.payloads import (ActionPayload, AnswerPayload, ChainExtras, ErrorP
                                ExpandPayload, GraphRef, HopPayload, NodePayload, PageView, PassageRef, PrunePayload,
                                QAPair, ResultRef, RetrievePayload, RoutePayload, SentenceRef, TokenPayload,
                                ComparedValue, ComparePayload, PlanPayload, SubQuestionPayload,
-                               VerifyPayload, VisitPayload, WalkPayload, WarningPayload)
+                               VerifyPayload, VisitPayload, WalkPayload, WarningPayload, CheckPayload, Signal)
 from pipeline.picture import draw, style_of
 from pipeline.steps import KINDS, NOTE_KINDS, Payload
 from pipeline.steps.kind import StepKind
@@ -39,7 +39,8 @@ def _passage(n: int) -> PassageRef:
 # fails test_every_kind_has_a_sample.
 SAMPLES: dict[str, BaseModel] = {
     "route": RoutePayload(method="ircot", label="IRCoT label", structure="chain", question="routed question?",
-                          reason="its reason words", auto=True, follow_up="the earlier question"),
+                          reason="its reason words", auto=True, follow_up="the earlier question",
+                          escalated_from="the quick method"),
     "retrieve": RetrievePayload(query="the query words", passages=[_passage(1), _passage(2)]),
     "node": NodePayload(question="clarified question?", answer="node answer", depth=2, state="pruned",
                         reason="pruned for a reason", score=0.42, prune_kind="verification", llm_calls_used=7),
@@ -82,6 +83,8 @@ SAMPLES: dict[str, BaseModel] = {
     "visit": VisitPayload(node="node-key", node_kind="table", passage=_passage(8), label="Table 2 of x.pdf",
                           edge="knn+title", via="shared words", from_node="s9", score=0.61, rank=2, depth=1,
                           seed=False, collection="visitcoll"),
+    "check": CheckPayload(signals=[Signal(name="signal name", value=0.42, fired=True, why="signal why words")],
+                          deeper="deeper method", reason="escalation reason words"),
     "evidence": EvidencePayload(text="next evidence words", path=["s1", "s2"], depth=1, candidates=8, chosen=3,
                                 fallback="a fallback reason"),
 }
@@ -113,7 +116,7 @@ def _witnesses(kind: str, payload: BaseModel) -> dict[str, str]:
         if isinstance(value, float):
             out[name] = f"{value:.2f}"
         elif isinstance(value, bool):
-            out[name] = {"keep": "keep", "undo": "undone", "current": "out of date"}.get(name, name)
+            out[name] = {"keep": "keep", "undo": "undone", "current": "out of date", "fired": "asks for more"}.get(name, name)
         elif isinstance(value, (int, str)):
             out[name] = str(value)
         elif isinstance(value, list) and value and isinstance(value[0], PassageRef):

@@ -430,7 +430,7 @@ def test_a_reading_that_restates_the_question_is_named_by_its_page_and_the_step_
 
 
 def test_an_answer_of_several_parts_is_found_where_a_passage_states_each_part():
-    from pipeline.methods.toc.verification import answer_passage
+    from pipeline.support import answer_passage
 
     weights = Document(page_content="The default weight value is 50, and the maximum is 100.",
                        metadata={"title": "Glob weights"})

@@ -17,12 +17,19 @@ def answer_message(state: RunState, run_id: str, waiting: int | None = None) -> 
     number travels in the href and the text because the chat's sanitiser drops ``data-*`` attributes.
     Everything from the model or the passages is escaped for both HTML and Markdown (the chat renders both):
     no Markdown, HTML or bare URL in it becomes a link, an image or markup. ``waiting``: how many model calls
-    of other people come before this run's next one (shown while nothing is written yet)."""
+    of other people come before this run's next one (shown while nothing is written yet). Auto's quick answer is
+    shown, marked preliminary with the reason it goes deeper, until the deeper method's answer replaces it."""
     notices = [n for ns in state.notes.values() for n in ns
                if isinstance(n.payload, ErrorPayload) or (isinstance(n.payload, WarningPayload) and n.payload.stopped)]
     notice = "".join(f'\n\n<div class="notice notice-{n.kind.value}">{md_block(_notice_text(n))}</div>'
                      for n in notices)
     final = state.answer
+    quick = state.preliminary if final is None and not (notices or state.closed) else None
+    if quick is not None:  # Auto's quick answer while a deeper method runs
+        going = state.route.describe() if state.route else "Auto is going deeper."
+        notice = (f'\n\n<div class="notice notice-wait">Preliminary answer. {md_block(going)} '
+                  'Its answer will replace this one.</div>' + notice)
+        final = quick
     if final is None:
         text = md_safe(state.streamed)
         if notices or state.closed:

@@ -4,7 +4,6 @@ records each method's settings and prompt versions."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import statistics
@@ -22,8 +21,9 @@ from pipeline import metrics
 from pipeline.evaluation.data import EvalItem, file_sha256, passage_document
 from pipeline.methods import METHODS
 from pipeline.retrieval import HybridRetriever, PoolRetriever
-from pipeline.routing import EXAMPLES as ROUTING_EXAMPLES
+from pipeline.auto import auto_record
 from pipeline.service import AUTO, RunRequest, RunService
+from pipeline.prompting import load_prompt
 from pipeline.settings import Settings
 
 SETTINGS = ("closed", "per-question")
@@ -46,11 +46,10 @@ class RunConfig:
 
 def method_config(method: str, settings: Settings) -> dict[str, Any]:
     """What a method's results depend on besides the data and model: its settings, the shared ones and the
-    versions of its prompts (for Auto: the router's labelled questions and every method it may pick)."""
+    versions of its prompts (for Auto: its check's prompt and every method it may run)."""
     shared = settings.model_dump(exclude={"methods", "answer_style"})
     if method == AUTO:
-        router = hashlib.sha256(ROUTING_EXAMPLES.read_bytes()).hexdigest()[:16]
-        return {"shared": shared, "router": router,
+        return {"shared": shared, "prompts": {"auto_different": load_prompt("auto_different").version},
                 "methods": {name: method_config(name, settings) for name in METHODS}}
     spec = METHODS[method]
     return {"shared": shared, "settings": settings.for_method(method, spec.settings).model_dump(),
@@ -120,6 +119,7 @@ def run_item(service: RunService, method: str, item: EvalItem, ctx: RunContext) 
         "cost": {"wall_s": wall, **state.cost()},
         **({"abstained": True} if state.answer and state.answer.abstained else {}),
         **kept,
+        **(auto_record(state) if method == AUTO else {}),
         **({"error": "; ".join(errors)} if errors else {}),
     }
 

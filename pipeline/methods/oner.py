@@ -1,24 +1,52 @@
-"""OneR: retrieve the top-k passages once with the question and answer once, citing them (baseline)."""
+"""OneR: retrieve the top-k passages once with the question and answer once, citing them (baseline). Auto's quick
+answer is this method's (``answer_once``)."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Generator, Iterator
+
+from langchain_core.documents import Document
 
 from pipeline.answering import retrieve_step, stream_answer
 from pipeline.context import RunContext
-from pipeline.events import StepEvent, Tracer
+from pipeline.events import Status, StepEvent, Tracer
 from pipeline.methods.base import MethodSpec
-from pipeline.prompting import answer_prompt, format_passages
+from pipeline.payloads import AnswerPayload
+from pipeline.prompting import Prompt, answer_prompt, format_passages
 from pipeline.settings import NoSettings
 
 
-def run(question: str, ctx: RunContext, tracer: Tracer, settings: NoSettings) -> Iterator[StepEvent]:
-    """Retrieve with the question, then stream an answer citing the passages as [1], [2]..."""
+@dataclass(frozen=True)
+class OneAnswer:
+    """What one retrieval and one answer produced: the passages, the prompt and values the answer was written
+    from (a follow-up call can continue that conversation and reuse its cached prefix), and the finished answer
+    step (None when none was written)."""
+
+    passages: list[Document]
+    prompt: Prompt
+    values: dict[str, str]
+    answer: StepEvent | None
+
+
+def answer_once(question: str, ctx: RunContext, tracer: Tracer) -> Generator[StepEvent, None, OneAnswer]:
+    """Retrieve with the question, then stream an answer citing the passages as [1], [2]...; return what it
+    produced (``found = yield from answer_once(...)``)."""
     passages = yield from retrieve_step(ctx, tracer, question)
     ctx.check_cancelled()
     values = {"question": question, "passages": format_passages(passages) or "(no passages found)"}
     prompt = answer_prompt("oner_answer", ctx.settings.answer_style)
-    yield from stream_answer(ctx, tracer, prompt, values, passages)
+    answer = None
+    for event in stream_answer(ctx, tracer, prompt, values, passages):
+        if isinstance(event.payload, AnswerPayload) and event.status == Status.DONE:
+            answer = event
+        yield event
+    return OneAnswer(passages, prompt, values, answer)
+
+
+def run(question: str, ctx: RunContext, tracer: Tracer, settings: NoSettings) -> Iterator[StepEvent]:
+    """Retrieve with the question, then stream an answer citing the passages as [1], [2]..."""
+    yield from answer_once(question, ctx, tracer)
 
 
 METHOD = MethodSpec(

@@ -8,7 +8,6 @@ question (embedding cosine similarity).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -16,11 +15,11 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
-from models.llm import ChatModel, ChatResult
+from models.llm import ChatModel, ChatResult, probability_true
 from pipeline.payloads import Evidence, PassageRef
 from pipeline.prompting import load_prompt
-from pipeline.text import normalize_answer
-from pipeline.untrusted import format_passage, neutralise
+from pipeline.support import answer_passage
+from pipeline.untrusted import format_passage
 
 
 @dataclass
@@ -39,43 +38,6 @@ class Verifier(Protocol):
 
     def verify(self, ambiguous: str, clarified: str, answer: str, passages: list[Document],
                source: Document | None = None) -> Verdict: ...
-
-
-def answer_passage(answer: str, passages: list[Document]) -> Document | None:
-    """The first (most relevant) passage whose normalised text contains the normalised answer; for an answer of
-    several parts ("50, 100", "Paris and Lyon") that no passage holds as written, the first that holds each part
-    ("The default weight is 50, and the maximum is 100")."""
-    needle = normalize_answer(answer)
-    if not needle:
-        return None
-    # The text the model read: an answer that only an injected instruction holds has no evidence.
-    texts = [f" {normalize_answer(_read_text(passage))} " for passage in passages]
-    for passage, text in zip(passages, texts):
-        if needle in text:
-            return passage
-    parts = [normalize_answer(part) for part in _PARTS.split(answer)]
-    parts = [part for part in parts if part]
-    if len(parts) > 1:
-        for passage, text in zip(passages, texts):
-            if all(f" {part} " in text for part in parts):
-                return passage
-    return None
-
-
-def _read_text(passage: Document) -> str:
-    return f"{passage.metadata.get('title', '')} {neutralise(passage.page_content).text}"
-
-
-_PARTS = re.compile(r"\s*(?:[,;/&]|\band\b)\s*", re.IGNORECASE)
-
-
-def probability_true(result: ChatResult) -> float:
-    """P(True) / (P(True) + P(False)) from the first token's alternatives; the sampled word if none came."""
-    p_true = result.first_token_probability(("true",))
-    p_false = result.first_token_probability(("false",))
-    if p_true is None or p_false is None or p_true + p_false == 0:
-        return 1.0 if result.text.strip().lower().startswith("true") else 0.0
-    return p_true / (p_true + p_false)
 
 
 class EvidenceVerifier:
