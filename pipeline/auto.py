@@ -1,28 +1,37 @@
 """Auto: answer first with one retrieval, then go deeper only when what it found asks for it.
 
 The quick path is OneR's (retrieve with the question, stream a cited answer): people see an answer after one
-retrieval and one model call. Auto then looks at that answer and its passages (``check``) and runs a deeper
-method only on evidence:
+retrieval and one model call. Auto then checks that answer and its passages (``gather``, ``decide``; no model
+call) and runs a deeper method only when the check asks for one:
 
-- **different answers** (ToC): asked in the same conversation, right after its answer (so llama.cpp reuses the
-  prompt it has just read), the model says whether the passages give different answers for different readings
-  of the question; its probability of "True" is read from the log-probabilities. One extra call of one token.
-- **the answer is not in one passage that is about the question** (IRCoT): the question's structure says it
-  reaches one thing through another (a comparison, "the director of the film X", "X's wife"), and no passage
-  that holds the answer mentions enough of the question; or the model itself said the passages do not answer
-  it although they are about it.
-- **newer facts** (the web agent): web search is on and the collections do not answer, or the question asks
+- **the answer is reached through another passage** (IRCoT): the question's structure says it reaches one thing
+  through another (a comparison, "the director of the film X", "X's wife"), and the passage holding the quick
+  answer mentions less than ``Settings.auto_hop_coverage`` of the question; or the model itself said that the
+  passages do not answer it although they are about it.
+- **several readings** (ToC): the question's wording points at something with several readings (a time-relative
+  word, a contest held again and again, a role; else the nearest hand-labelled questions vote, as
+  ``pipeline.routing.Router`` does between ToC and OneR), and the quick answer is an answer. The evidence signals
+  measured for this (the model's probability that the passages give different answers, read in the answer's own
+  conversation; how many passages fit the question equally well) did not tell ASQA's ambiguous questions from
+  their disambiguated forms over the same collection (docs/benchmarks.md), so the wording decides here.
+- **newer facts** (the web agent): web search is on, and the collections do not answer or the question asks
   about something that changes over time.
 
-A question's length is never a reason to go deeper. Without a trigger, the quick answer stands. With one, the
-quick answer is marked preliminary (the view says so and why), the route names the deeper method and the
-trigger, and the deeper method's answer replaces the quick one; if the deeper run is stopped or fails, the
-quick answer stays. The browser, the CLI and the evaluation all run this one function (``RunService``).
+A question's length is never a reason to go deeper. With ``Settings.auto_deeper`` off the check is still shown
+(what a deeper method would be for) but nothing more runs. When Auto goes deeper, the quick answer is marked
+preliminary (the view says why a deeper method runs) and the deeper method's answer replaces it; if the deeper
+run is stopped or fails, the quick answer stays. The browser, the CLI and the evaluation all run this module
+(``RunService``).
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
+
+from langchain_core.embeddings import Embeddings
 
 from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
@@ -31,11 +40,9 @@ from pipeline.methods.base import MethodSpec
 from pipeline.methods.oner import METHOD as ONER
 from pipeline.methods.oner import OneAnswer, answer_once
 from pipeline.payloads import AnswerPayload, CheckPayload, RoutePayload, Signal
-from pipeline.prompting import load_prompt
-from pipeline.routing import ambiguity_cue, hop_structure_cue
-from pipeline.settings import NoSettings
+from pipeline.routing import Router, ambiguity_cue, hop_structure_cue
+from pipeline.settings import NoSettings, Settings
 from pipeline.support import answer_passage, coverage, says_unanswerable
-from models.llm import llm_cost, probability_true
 
 if TYPE_CHECKING:
     from pipeline.fold import RunState
@@ -44,84 +51,103 @@ QUICK_REASON = "it answers first with one retrieval, then goes deeper only when 
 _COST = ("llm_calls", "prompt_tokens", "cached_tokens", "completion_tokens", "llm_seconds")
 _TIME_CUE = "it asks about something that changes over time"
 
+# The check's signals, as the view and the evaluation name them.
+NO_PASSAGE = "no passage is about the question"
+SAID_NONE = "the answer says the passages do not answer"
+HOPS = "the question reaches one thing through another"
+HELD = "share of the question the answer's passage mentions"
+READINGS = "the wording points at several readings"
+NEWER = "needs newer facts than the collections"
 
-def check(question: str, quick: OneAnswer, ctx: RunContext, available: set[str]) -> tuple[CheckPayload, list]:
-    """What Auto reads from its quick answer: the signals, and the deeper method they ask for (among
-    ``available``). Returns the payload and the model replies it took (for the step's cost)."""
-    settings = ctx.settings
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the check reads from the quick answer, its passages and the question's wording."""
+
+    unsupported: bool  # the support check refused: no passage is about the question
+    said_none: bool  # the answer says the passages do not answer, though they are about the question
+    hops: str | None  # why the question's structure needs several hops
+    held: float  # share of the question the passage holding the answer mentions (0: no passage holds it)
+    readings: str | None  # why the wording points at several readings
+    newer: str | None  # why the question asks about something that changes over time
+
+    @classmethod
+    def from_record(cls, signals: dict[str, Any]) -> "Evidence":
+        """The evidence an evaluation record kept (``auto_record``), to replay ``decide`` with other settings."""
+        return cls(unsupported=bool(signals[NO_PASSAGE]), said_none=bool(signals[SAID_NONE]),
+                   hops=signals[HOPS] or None, held=float(signals[HELD]), readings=signals.get(READINGS) or None,
+                   newer=signals.get(NEWER) or None)
+
+
+_ROUTERS: "weakref.WeakKeyDictionary[Embeddings, Router]" = weakref.WeakKeyDictionary()
+_ROUTERS_LOCK = threading.Lock()
+
+
+def _router(embeddings: Embeddings) -> Router:
+    """One router per embedder (the labelled questions are embedded once)."""
+    with _ROUTERS_LOCK:
+        if embeddings not in _ROUTERS:
+            _ROUTERS[embeddings] = Router(embeddings)
+        return _ROUTERS[embeddings]
+
+
+def gather(question: str, quick: OneAnswer, ctx: RunContext) -> Evidence:
+    """The evidence of the quick answer (no model call; the vote costs one embedding of the question)."""
     answer: AnswerPayload = quick.answer.payload
-    signals: list[Signal] = []
-    calls = []
-    unsupported = answer.support is not None  # the support check refused: no passage is about the question
-    said_none = not unsupported and says_unanswerable(answer.answer)
-    signals.append(Signal(name="no passage is about the question", value=unsupported, fired=False))
-    signals.append(Signal(name="the answer says the passages do not answer", value=said_none, fired=said_none,
-                          why="the passages found first do not state the answer" if said_none else ""))
-
-    hops = hop_structure_cue(question)
-    held = _answer_coverage(question, quick, answer)
-    bridge = bool(hops) and not unsupported and not said_none and held < settings.auto_hop_coverage
-    signals.append(Signal(name="the question reaches one thing through another", value=bool(hops),
-                          why=hops or ""))
-    signals.append(Signal(name="share of the question the answer's passage mentions", value=round(held, 3),
-                          fired=bridge,
-                          why=("the passage that holds the answer is not about the whole question: "
-                               "the answer is reached through another passage") if bridge else ""))
-
-    different = None
-    if "toc" in available and not unsupported and not said_none and quick.answer is not None:
-        reply = _ask_different(quick, answer.answer, ctx)
-        calls.append(reply)
-        different = probability_true(reply)
-    fires_toc = different is not None and different >= settings.auto_different
-    signals.append(Signal(name="P(the passages give different answers for different readings)",
-                          value=None if different is None else round(different, 3), fired=fires_toc,
-                          why="the passages give different answers for different readings of the question"
-                          if fires_toc else ""))
-
-    newer = ambiguity_cue(question) if settings.use_web else None
-    newer = newer if newer and newer.startswith(_TIME_CUE) else None
-    wants_web = settings.use_web and (unsupported or bool(newer))
-    signals.append(Signal(name="needs newer facts than the collections", value=wants_web, fired=wants_web,
-                          why=("the collections do not answer it" if unsupported else newer or "") if wants_web
-                          else ""))
-
-    deeper, reason = _choose(signals, wants_web, said_none or bridge, fires_toc, available)
-    return CheckPayload(signals=signals, deeper=deeper, reason=reason), calls
+    unsupported = answer.support is not None
+    readings = ambiguity_cue(question)
+    if readings is None and ctx.embeddings is not None:
+        choice = _router(ctx.embeddings).choose(question, {"oner", "toc"})
+        readings = choice.reason if choice.method == "toc" else None
+    newer = ambiguity_cue(question)
+    return Evidence(unsupported=unsupported, said_none=not unsupported and says_unanswerable(answer.answer),
+                    hops=hop_structure_cue(question), held=round(_answer_coverage(question, quick, answer), 3),
+                    readings=readings, newer=newer if newer and newer.startswith(_TIME_CUE) else None)
 
 
-def _choose(signals: list[Signal], web: bool, hop: bool, toc: bool, available: set[str]) -> tuple[str | None, str]:
-    fired = {s.name: s.why for s in signals if s.fired}
+def decide(evidence: Evidence, settings: Settings, available: set[str]) -> CheckPayload:
+    """The check as the view shows it: each signal, and the deeper method the evidence asks for (among
+    ``available``) with the reason, or None when the quick answer stands."""
+    e = evidence
+    answered = not e.unsupported and not e.said_none
+    bridge = bool(e.hops) and answered and e.held < settings.auto_hop_coverage
+    several = settings.auto_readings and bool(e.readings) and answered
+    web = settings.use_web and (e.unsupported or bool(e.newer))
+    signals = [
+        Signal(name=NO_PASSAGE, value=e.unsupported),
+        Signal(name=SAID_NONE, value=e.said_none, fired=e.said_none,
+               why="the passages found first do not state the answer" if e.said_none else ""),
+        Signal(name=HOPS, value=e.hops or False, why=e.hops or ""),
+        Signal(name=HELD, value=e.held, fired=bridge,
+               why="the passage holding the answer is not about the whole question: the answer is reached "
+                   "through another passage" if bridge else ""),
+        Signal(name=READINGS, value=e.readings or False, fired=several, why=e.readings or ""),
+        Signal(name=NEWER, value=web, fired=web,
+               why=("the collections do not answer it" if e.unsupported else e.newer or "") if web else ""),
+    ]
     if web and "webagent" in available:
-        return "webagent", f"{next(iter(fired.values()), 'web search is on')}: searching the web"
-    if hop and "ircot" in available:
-        return "ircot", f"{_first(fired, 'answer')}: reasoning step by step, retrieving at each step"
-    if toc and "toc" in available:
-        return "toc", f"{_first(fired, 'different')}: growing a tree of readings"
-    return None, ""
-
-
-def _first(fired: dict[str, str], word: str) -> str:
-    return next((why for name, why in fired.items() if word in name and why), next(iter(fired.values()), ""))
+        deeper, reason = "webagent", f"{signals[5].why}: searching the web"
+    elif (e.said_none or bridge) and "ircot" in available:
+        why = signals[1].why if e.said_none else signals[3].why
+        deeper, reason = "ircot", f"{why}: reasoning step by step, retrieving at each step"
+    elif several and "toc" in available:
+        deeper, reason = "toc", f"its wording points at several readings ({e.readings}): growing a tree of readings"
+    else:
+        deeper, reason = None, ""
+    if deeper is not None and not settings.auto_deeper:
+        return CheckPayload(signals=signals, deeper=None, reason=f"{METHODS[deeper].label} could help ({reason}), "
+                                                                 "but Auto's deeper runs are off")
+    return CheckPayload(signals=signals, deeper=deeper, reason=reason)
 
 
 def _answer_coverage(question: str, quick: OneAnswer, answer: AnswerPayload) -> float:
     """How much of the question the passage holding the answer mentions (the best such passage): the passages
     a long answer cites, or those containing a short answer. 0 when no passage holds it."""
-    cited = [quick.passages[n - 1] for n in answer.citations if 0 < n <= len(quick.passages)]
-    holding = cited
+    holding = [quick.passages[n - 1] for n in answer.citations if 0 < n <= len(quick.passages)]
     if not holding:
         found = answer_passage(answer.answer, quick.passages)
         holding = [found] if found is not None else []
     return max((coverage(question, p) for p in holding), default=0.0)
-
-
-def _ask_different(quick: OneAnswer, answer: str, ctx: RunContext):
-    """One True/False call continuing the answer's conversation (its prompt is already read)."""
-    probe = load_prompt("auto_different")
-    messages = quick.prompt.messages(**quick.values) + [{"role": "assistant", "content": answer}]
-    messages += probe.messages(question=quick.values["question"])
-    return ctx.llm.chat(messages, probe.options(temperature=0.0, top_logprobs=5))
 
 
 def run(question: str, ctx: RunContext, tracer: Tracer, available: set[str] | None = None) -> Iterator[StepEvent]:
@@ -129,13 +155,13 @@ def run(question: str, ctx: RunContext, tracer: Tracer, available: set[str] | No
     for one."""
     available = set(METHODS) if available is None else available
     quick = yield from answer_once(question, ctx, tracer)
-    if quick.answer is None or not ctx.settings.auto_deeper:
+    if quick.answer is None:
         return
     ctx.check_cancelled()
     step = tracer.new_id("c")
     yield tracer.event(CheckPayload(), "Check the quick answer", id=step, status=Status.RUNNING)
-    payload, calls = check(question, quick, ctx, available)
-    yield tracer.event(payload, "Check the quick answer", id=step, **llm_cost(*calls))
+    payload = decide(gather(question, quick, ctx), ctx.settings, available)
+    yield tracer.event(payload, "Check the quick answer", id=step)
     if payload.deeper is None:
         return
     ctx.check_cancelled()
@@ -176,4 +202,4 @@ def _run(question: str, ctx: RunContext, tracer: Tracer, settings: NoSettings) -
 AUTO = MethodSpec(name="auto", label="Auto", run=_run, structure="answer",
                   summary="Answers first with one retrieval, then goes deeper only when what it finds asks for it.")
 
-__all__ = ["AUTO", "QUICK_REASON", "auto_record", "check", "run"]
+__all__ = ["AUTO", "Evidence", "QUICK_REASON", "auto_record", "decide", "gather", "run"]

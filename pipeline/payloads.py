@@ -402,11 +402,11 @@ class EvidencePayload(_Strict):
 
 
 class Signal(_Strict):
-    """One thing Auto looked at after its quick answer: its name, what it found (a probability, a share, a
-    yes/no), whether it asks for a deeper method, and why in words."""
+    """One thing Auto looked at after its quick answer: its name, what it found (a share, a yes/no, or the
+    reason a cue gives), whether it asks for a deeper method, and why in words."""
 
     name: str
-    value: float | bool | None = None
+    value: float | bool | str | None = None  # a text value is a reason found (a cue's words)
     fired: bool = False
     why: str = ""
 

@@ -27,7 +27,10 @@ JAWS = [Document(page_content="Jaws is a 1975 thriller film by the director Stev
                  metadata={"title": "Jaws (film)"}, id="jaws"),
         Document(page_content="Steven Spielberg was born on December 18, 1946, in Cincinnati, Ohio.",
                  metadata={"title": "Steven Spielberg"}, id="spielberg")]
-TRUE, FALSE = {"True": -0.05, "False": -3.0}, {"True": -3.0, "False": -0.05}
+WON = [Document(page_content="Argentina won the 2022 FIFA World Cup final against France in Qatar.",
+                metadata={"title": "2022 FIFA World Cup"}, id="wc2022"),
+       Document(page_content="France won the 2018 FIFA World Cup final against Croatia in Moscow.",
+                metadata={"title": "2018 FIFA World Cup"}, id="wc2018")]
 
 
 def _stand_in(name: str, answer: str = "The deeper answer [1].", fail: Exception | None = None,
@@ -58,8 +61,8 @@ def deeper(monkeypatch):
     return runs
 
 
-def _run(question, replies, passages, logprobs=None, cancel=None, **settings):
-    llm = ScriptedLLM(replies, logprobs=logprobs)
+def _run(question, replies, passages, cancel=None, **settings):
+    llm = ScriptedLLM(replies)
     ctx = RunContext(llm=llm, retriever=ScriptedRetriever(lambda q, k: passages),
                      settings=settings_with(**settings))
     run = RunService().start(RunRequest(question=question, method="auto", settings=ctx.settings), context=ctx,
@@ -71,41 +74,42 @@ def _check(state: RunState) -> CheckPayload:
     return next(s.payload for s in state.steps.values() if isinstance(s.payload, CheckPayload))
 
 
-def test_a_supported_single_answer_stands_after_one_check_call(deeper):
-    events, state, llm = _run("Who wrote the novel Emma?", ["Emma was written by Jane Austen [1].", "False"], EMMA,
-                              logprobs=FALSE)
+def test_a_supported_single_answer_stands_without_another_model_call(deeper):
+    events, state, llm = _run("Who wrote the novel Emma?", ["Emma was written by Jane Austen [1]."], EMMA)
     assert events[0].kind == EventKind.ROUTE and events[0].payload.method == "oner" and events[0].payload.auto
     assert "answers first with one retrieval" in events[0].payload.describe()
     check = _check(state)
     assert check.deeper is None and not any(s.fired for s in check.signals)
-    assert [s.value for s in check.signals if s.name.startswith("P(")] == [0.05]
     assert state.answer.answer == "Emma was written by Jane Austen [1]." and not state.answer.preliminary
     assert sum(e.kind == EventKind.ROUTE for e in events) == 1 and not any(deeper.values())
-    # The check continues the answer's conversation: the passages are not read anew.
-    answer_messages, check_messages = llm.calls[0][0], llm.calls[1][0]
-    assert check_messages[:len(answer_messages)] == answer_messages
-    assert check_messages[len(answer_messages)] == {"role": "assistant",
-                                                    "content": "Emma was written by Jane Austen [1]."}
-    assert llm.calls[1][1].max_tokens == 1 and llm.calls[1][1].grammar and llm.calls[1][1].top_logprobs
-    assert state.cost()["llm_calls"] == 2
+    assert len(llm.calls) == 1 and state.cost()["llm_calls"] == 1
 
 
-def test_different_answers_for_different_readings_grow_a_tree(deeper):
-    events, state, _ = _run("Who wrote the novel Emma?", ["Jane Austen wrote it [1].", "True"], EMMA, logprobs=TRUE)
+def test_a_question_whose_wording_points_at_several_readings_grows_a_tree(deeper):
+    question = "Who won the FIFA World Cup final?"
+    events, state, llm = _run(question, ["Argentina won the 2022 final [1]."], WON)
     check = _check(state)
-    assert check.deeper == "toc" and "different answers for different readings" in check.reason
+    assert check.deeper == "toc" and "contest held again and again" in check.reason
     routes = [e.payload for e in events if e.kind == EventKind.ROUTE]
     assert [r.method for r in routes] == ["oner", "toc"] and routes[1].escalated_from == METHODS["oner"].label
     assert routes[1].describe().startswith("Auto answered first with OneR (retrieve once), then went deeper with")
-    assert deeper["toc"] == ["Who wrote the novel Emma?"]
+    assert deeper["toc"] == [question] and len(llm.calls) == 1
     assert state.answer.answer == "The deeper answer [1]." and state.route.method == "toc"
     quick = [s.payload for s in state.steps.values() if isinstance(s.payload, AnswerPayload) and s.payload.preliminary]
-    assert [q.answer for q in quick] == ["Jane Austen wrote it [1]."]
+    assert [q.answer for q in quick] == ["Argentina won the 2022 final [1]."]
+
+
+def test_with_deeper_runs_off_the_check_says_what_would_help_and_the_quick_answer_stands(deeper):
+    _, state, _ = _run("Who won the FIFA World Cup final?", ["Argentina won the 2022 final [1]."], WON,
+                       auto_deeper=False)
+    check = _check(state)
+    assert check.deeper is None and "TOC stand-in could help" in check.reason and "deeper runs are off" in check.reason
+    assert not any(deeper.values()) and state.answer.answer == "Argentina won the 2022 final [1]."
 
 
 def test_an_answer_reached_through_another_passage_goes_to_ircot(deeper):
     question = "Where was the director of the film Jaws born?"
-    events, state, _ = _run(question, ["Cincinnati", "False"], JAWS, logprobs=FALSE, answer_style="short")
+    events, state, _ = _run(question, ["Cincinnati"], JAWS, answer_style="short")
     check = _check(state)
     held = next(s for s in check.signals if s.name.startswith("share of the question"))
     assert held.fired and held.value < 0.6
@@ -116,7 +120,7 @@ def test_an_answer_reached_through_another_passage_goes_to_ircot(deeper):
 def test_a_long_plain_lookup_is_not_sent_deeper_for_its_length(deeper):
     question = "What year was the novel Emma by Jane Austen first published in its original edition please?"
     assert len(question.split()) >= 13
-    _, state, _ = _run(question, ["1815 [1].", "False"], EMMA, logprobs=FALSE)
+    _, state, _ = _run(question, ["1815 [1]."], EMMA)
     assert _check(state).deeper is None and not any(deeper.values())
 
 
@@ -124,7 +128,7 @@ def test_the_model_saying_the_passages_do_not_answer_goes_to_ircot(deeper):
     _, state, llm = _run("Who wrote the novel Emma?", ["The passages do not say who wrote Emma."], EMMA)
     check = _check(state)
     assert check.deeper == "ircot" and "do not state the answer" in check.reason
-    assert len(llm.calls) == 1  # no True/False question once the answer itself says so
+    assert len(llm.calls) == 1
 
 
 def test_newer_facts_with_web_search_on_go_to_the_web_agent(deeper):
@@ -139,17 +143,11 @@ def test_no_passage_about_the_question_abstains_without_going_deeper(deeper):
     assert state.answer.abstained and _check(state).deeper is None and llm.calls == []
 
 
-def test_auto_deeper_off_keeps_the_quick_answer_without_a_check(deeper):
-    events, state, llm = _run("Who wrote the novel Emma?", ["Jane Austen [1]."], EMMA, auto_deeper=False)
-    assert not any(e.kind == EventKind.CHECK for e in events) and len(llm.calls) == 1
-    assert state.answer.answer == "Jane Austen [1]."
-
-
 def test_a_failing_deeper_method_keeps_the_quick_answer(deeper, monkeypatch):
     spec, _ = _stand_in("toc", fail=LLMCallError("The model server went away."))
     monkeypatch.setitem(METHODS, "toc", spec)
-    _, state, _ = _run("Who wrote the novel Emma?", ["Jane Austen [1].", "True"], EMMA, logprobs=TRUE)
-    assert state.answer.answer == "Jane Austen [1]." and state.outcome == "answered"
+    _, state, _ = _run("Who won the FIFA World Cup final?", ["Argentina [1]."], WON)
+    assert state.answer.answer == "Argentina [1]." and state.outcome == "answered"
     assert state.errors() == ["The model server went away."]
 
 
@@ -158,20 +156,20 @@ def test_stop_during_the_deeper_run_keeps_the_quick_answer_and_shows_it_meanwhil
     spec, ran = _stand_in("toc", wait=started)
     monkeypatch.setitem(METHODS, "toc", spec)
     cancel = threading.Event()
-    llm = ScriptedLLM(["Jane Austen [1].", "True"], logprobs=TRUE)
-    ctx = RunContext(llm=llm, retriever=ScriptedRetriever(lambda q, k: EMMA), settings=settings_with())
-    run = RunService().start(RunRequest(question="Who wrote the novel Emma?", method="auto"), context=ctx,
+    llm = ScriptedLLM(["Argentina [1]."])
+    ctx = RunContext(llm=llm, retriever=ScriptedRetriever(lambda q, k: WON), settings=settings_with())
+    run = RunService().start(RunRequest(question="Who won the FIFA World Cup final?", method="auto"), context=ctx,
                              cancel=cancel)
     seen = []
     for event in run:
         seen.append(event)
         if event.kind == EventKind.ROUTE and event.payload.escalated_from:
             message = answer_message(run.state, run.id)
-            assert "Preliminary answer." in message and "Jane Austen" in message
+            assert "Preliminary answer." in message and "Argentina" in message
             assert "went deeper with TOC stand-in" in message
-            assert run.state.answer_text == "Jane Austen [1]."
+            assert run.state.answer_text == "Argentina [1]."
             cancel.set()
-    assert ran and run.state.stopped() and run.state.answer.answer == "Jane Austen [1]."
+    assert ran and run.state.stopped() and run.state.answer.answer == "Argentina [1]."
     assert "Preliminary" not in answer_message(run.state, run.id)
 
 
@@ -200,24 +198,66 @@ def test_the_evaluation_records_the_check_and_the_quick_answer(embeddings):
                     passages=[{"title": "Emma", "text": "Emma is a novel by Jane Austen.", "supporting": True}])
     docs = [Document(page_content="Emma is a novel by Jane Austen.", metadata={"title": "Emma"},
                      id=item.supporting_ids().pop())]
-    ctx = RunContext(llm=ScriptedLLM(["Jane Austen [1]", "False"], logprobs=FALSE),
+    ctx = RunContext(llm=ScriptedLLM(["Jane Austen [1]"]),
                      retriever=ScriptedRetriever(lambda q, k: docs), settings=settings_with(answer_style="short"),
                      embeddings=embeddings)
     rec = run_item(RunService(), "auto", item, ctx)
     assert rec["routed_to"] == "oner" and rec["check"]["deeper"] is None and rec["check"]["fired"] == []
     assert rec["quick_answer"] == "Jane Austen [1]" and 0 <= rec["quick_s"] <= rec["cost"]["wall_s"] + 0.001
-    assert rec["scores"]["em"] == 1.0 and rec["cost"]["llm_calls"] == 2
+    assert rec["scores"]["em"] == 1.0 and rec["cost"]["llm_calls"] == 1
     assert summarize([rec])["auto"]["cost"]["routed_to"] == {"oner": 1}
 
 
 def test_a_follow_up_goes_deeper_with_the_joined_question(deeper):
-    llm = ScriptedLLM(["Jane Austen [1].", "True"], logprobs=TRUE)
-    ctx = RunContext(llm=llm, retriever=ScriptedRetriever(lambda q, k: EMMA), settings=settings_with())
-    conversation = Conversation(asked=["Who wrote the novel Emma?"])
-    list(RunService().start(RunRequest(question="And when was it published?", method="auto"), context=ctx,
+    llm = ScriptedLLM(["Argentina [1]."])
+    ctx = RunContext(llm=llm, retriever=ScriptedRetriever(lambda q, k: WON), settings=settings_with())
+    conversation = Conversation(asked=["Tell me about the FIFA World Cup final."])
+    list(RunService().start(RunRequest(question="And who won it?", method="auto"), context=ctx,
                             conversation=conversation))
-    assert deeper["toc"] == ["Who wrote the novel Emma? And when was it published?"]
+    assert deeper["toc"] == ["Tell me about the FIFA World Cup final. And who won it?"]
 
 
 def test_auto_is_not_a_deeper_method_of_itself():
     assert "auto" not in METHODS and auto.AUTO.name == "auto"
+
+
+def test_the_check_replays_from_a_record_with_other_settings():
+    from pipeline.auto import HELD, HOPS, NEWER, NO_PASSAGE, READINGS, SAID_NONE, Evidence, decide
+
+    signals = {NO_PASSAGE: False, SAID_NONE: False, HOPS: "it compares two things", HELD: 0.5, READINGS: False,
+               NEWER: False}
+    evidence = Evidence.from_record(signals)
+    everything = set(METHODS)
+    assert decide(evidence, settings_with(auto_hop_coverage=0.6), everything).deeper == "ircot"
+    assert decide(evidence, settings_with(auto_hop_coverage=0.4), everything).deeper is None
+    assert decide(evidence, settings_with(), {"oner", "toc"}).deeper is None  # IRCoT not available
+    several = Evidence.from_record({**signals, HOPS: False, READINGS: "it asks about a contest"})
+    assert decide(several, settings_with(), everything).deeper == "toc"
+    assert decide(several, settings_with(auto_readings=False), everything).deeper is None
+
+
+def test_the_replay_scores_each_item_by_the_method_auto_would_run(tmp_path, embeddings):
+    import json
+
+    from benchmarks.auto_replay import replay
+    from pipeline.auto import HELD, HOPS, NEWER, NO_PASSAGE, SAID_NONE
+    from pipeline.settings import Settings
+
+    def record(item, method, f1, wall, **extra):
+        return {"id": item, "method": method, "question": extra.pop("question", "q"), "scores": {"f1": f1},
+                "cost": {"wall_s": wall}, **extra}
+
+    check = {"signals": {NO_PASSAGE: False, SAID_NONE: False, HOPS: "it compares", HELD: 0.3, NEWER: False}}
+    plain = {"signals": {**check["signals"], HOPS: False, HELD: 1.0}}
+    (tmp_path / "auto.json").write_text(json.dumps({"items": [
+        record("a", "auto", 0, 1, check=check, question="Which is older, Emma or Dune?"),
+        record("b", "auto", 0, 1, check=plain, question="What is the default weight of a glob?")]}))
+    (tmp_path / "single.json").write_text(json.dumps({"items": [
+        record("a", "oner", 0.0, 5), record("b", "oner", 1.0, 5), record("a", "ircot", 1.0, 20),
+        record("b", "ircot", 0.0, 20)]}))
+    table = replay(tmp_path / "auto.json", [tmp_path / "single.json"],
+                   [("on", Settings()), ("off", Settings().model_copy(update={"auto_hop_coverage": 0.0}))],
+                   embeddings)
+    on, off = [line for line in table.splitlines() if line.startswith(("| on", "| off"))]
+    assert "ircot 1, oner 1" in on and "| 100.0 |" in on and "| 15.0 |" in on  # median of 25 s and 5 s
+    assert "oner 2" in off and "| 50.0 |" in off

@@ -4,6 +4,7 @@ records each method's settings and prompt versions."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import statistics
@@ -23,7 +24,7 @@ from pipeline.methods import METHODS
 from pipeline.retrieval import HybridRetriever, PoolRetriever
 from pipeline.auto import auto_record
 from pipeline.service import AUTO, RunRequest, RunService
-from pipeline.prompting import load_prompt
+from pipeline.routing import EXAMPLES as ROUTING_EXAMPLES
 from pipeline.settings import Settings
 
 SETTINGS = ("closed", "per-question")
@@ -46,10 +47,12 @@ class RunConfig:
 
 def method_config(method: str, settings: Settings) -> dict[str, Any]:
     """What a method's results depend on besides the data and model: its settings, the shared ones and the
-    versions of its prompts (for Auto: its check's prompt and every method it may run)."""
+    versions of its prompts (for Auto: the labelled questions its check's vote reads, and every method it may
+    run)."""
     shared = settings.model_dump(exclude={"methods", "answer_style"})
     if method == AUTO:
-        return {"shared": shared, "prompts": {"auto_different": load_prompt("auto_different").version},
+        router = hashlib.sha256(ROUTING_EXAMPLES.read_bytes()).hexdigest()[:16]
+        return {"shared": shared, "router": router,
                 "methods": {name: method_config(name, settings) for name in METHODS}}
     spec = METHODS[method]
     return {"shared": shared, "settings": settings.for_method(method, spec.settings).model_dump(),

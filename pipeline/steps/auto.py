@@ -17,8 +17,10 @@ if TYPE_CHECKING:
 
 def _signal_line(signal: Signal) -> str:
     value = signal.value
-    shown = f"{value:.2f}" if isinstance(value, float) else ("yes" if value is True else "no" if value is False
-                                                             else "-")
+    if isinstance(value, float):
+        shown = f"{value:.2f}"
+    else:
+        shown = "yes" if value is True or isinstance(value, str) else "no" if value is False else "-"
     line = f"{'▲' if signal.fired else '·'} {signal.name}: {shown}"
     if signal.fired:
         return line + (f" → asks for more: {one_line(signal.why)}" if signal.why else " → asks for more")
