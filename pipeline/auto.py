@@ -95,14 +95,14 @@ def gather(question: str, quick: OneAnswer, ctx: RunContext) -> Evidence:
     """The evidence of the quick answer (no model call; the vote costs one embedding of the question)."""
     answer: AnswerPayload = quick.answer.payload
     unsupported = answer.support is not None
-    readings = ambiguity_cue(question)
+    cue = ambiguity_cue(question)
+    readings = cue
     if readings is None and ctx.embeddings is not None:
         choice = _router(ctx.embeddings).choose(question, {"oner", "toc"})
         readings = choice.reason if choice.method == "toc" else None
-    newer = ambiguity_cue(question)
     return Evidence(unsupported=unsupported, said_none=not unsupported and says_unanswerable(answer.answer),
                     hops=hop_structure_cue(question), held=round(_answer_coverage(question, quick, answer), 3),
-                    readings=readings, newer=newer if newer and newer.startswith(_TIME_CUE) else None)
+                    readings=readings, newer=cue if cue and cue.startswith(_TIME_CUE) else None)
 
 
 def decide(evidence: Evidence, settings: Settings, available: set[str]) -> CheckPayload:

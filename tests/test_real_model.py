@@ -151,3 +151,30 @@ def test_generation_stops_once_the_until_test_passes(fast_llm):
     result = fast_llm.chat(messages, GenerationOptions(max_tokens=120, until=has_complete_sentence))
     assert result.finish_reason == "until" and result.completion_tokens < 120
     assert has_complete_sentence(result.text) and result.text.count(". ") <= 1
+
+
+def test_auto_answers_first_and_checks_with_the_fast_model(demo_data_dir, fast_llm, embeddings):
+    from corpora.store import CollectionStore
+    from pipeline.context import RunContext
+    from pipeline.events import EventKind
+    from pipeline.payloads import CheckPayload
+    from pipeline.retrieval import HybridRetriever
+    from pipeline.service import RunRequest, RunService
+    from tests.fakes import settings_with
+
+    store = CollectionStore(demo_data_dir, embeddings)
+    # "won" is a wording cue for several readings: the check asks for ToC, which stays off here (the test is the
+    # quick answer and the check, not ToC's run, which has a test of its own).
+    ctx = RunContext(llm=fast_llm, retriever=HybridRetriever([store.open("demo")]), embeddings=embeddings,
+                     settings=settings_with(auto_deeper=False))
+    run = RunService().start(RunRequest(question="Who won the Academy Award for Best Actress?", method="auto"),
+                             context=ctx)
+    events = list(run)
+    errors = [e.payload.message for e in events if e.kind == EventKind.ERROR]
+    assert not errors, errors
+    assert events[0].kind == EventKind.ROUTE and events[0].payload.method == "oner" and events[0].payload.auto
+    check = next(e.payload for e in events if isinstance(e.payload, CheckPayload) and e.payload.signals)
+    answer = run.state.answer
+    assert check.deeper is None and answer is not None and answer.answer
+    assert answer.abstained or "could help" in check.reason  # an answer: the wording's readings ask for ToC
+    assert run.state.cost()["llm_calls"] == (0 if answer.support is not None else 1)
