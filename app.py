@@ -55,6 +55,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "(default: 2)")
     parser.add_argument("--max-collections-per-person", type=int, default=20,
                         help="collections a person who is not an admin may own (default: 20)")
+    parser.add_argument("--max-agent-actions", type=int, default=16,
+                        help="with --shared or --allow-anonymous: the most web agent actions a person who is not an "
+                             "admin may choose; more is lowered to this, with a note (default: 16; 0: no cap)")
+    parser.add_argument("--max-toc-calls", type=int, default=19,
+                        help="likewise, the most model calls a ToC run of theirs may make (default: 19; 0: no cap)")
     who = parser.add_mutually_exclusive_group()
     who.add_argument("--shared", action="store_true",
                      help="a server for several people: login with the accounts of `python -m pipeline users`")
@@ -102,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             models_config=Path(args.models_config) if args.models_config else None,
             max_loaded_models=args.max_loaded_models, max_runs=args.max_runs,
             max_question_chars=args.max_question_chars, max_runs_per_person=args.max_runs_per_person,
-            max_collections_per_person=args.max_collections_per_person))
+            max_collections_per_person=args.max_collections_per_person, max_agent_actions=args.max_agent_actions,
+            max_toc_calls=args.max_toc_calls))
         runtime.store.names()  # opens the data directory: one clear line now if it is unusable or in use
         log.info("Loading the model '%s'...", args.model)
         runtime.llm()

@@ -1,8 +1,8 @@
 """Whether evidence from the collection tells an ambiguous question from a plain one asked of the same collection:
 ASQA's ambiguous questions against their own disambiguated forms (``benchmarks/disambiguated_questions.py``).
 
-    python -m benchmarks.ambiguity_evidence docs/results/auto/signals/asqa-first50.json \
-        docs/results/auto/signals/asqa-disambiguated-first39.json \
+    python -m benchmarks.ambiguity_evidence docs/results/auto/checks/signals/asqa-first50.json \
+        docs/results/auto/checks/signals/asqa-disambiguated-first39.json \
         --data data/eval/asqa.jsonl /tmp/asqa-disambiguated.jsonl --limit 50 39
 
 Two kinds of evidence, each as the ROC AUC of ambiguous against disambiguated (0.5: no signal):

@@ -2,7 +2,7 @@
 often it would go deeper, to which method, and what that would score and cost. For choosing
 ``Settings.auto_hop_coverage`` and whether the wording's readings send a question to ToC, on dev files only.
 
-    python -m benchmarks.auto_replay docs/results/auto/signals/hotpotqa-first50.json \
+    python -m benchmarks.auto_replay docs/results/auto/checks/signals/hotpotqa-first50.json \
         docs/results/kgp/hotpotqa-baselines.json docs/results/kgp/hotpotqa-default.json [--hop-coverage 0.4,0.6]
 
 The first file is an Auto run that recorded its check without going deeper (``pipeline.evaluate --methods auto
@@ -10,9 +10,11 @@ The first file is an Auto run that recorded its check without going deeper (``pi
 score and time). For each setting, an item Auto would send to a method scores that method's saved score and
 costs OneR's seconds plus that method's (what Auto spends: its quick answer, then the deeper run); the other
 items score and cost OneR's. Auto's mean against the best single method's comes with a 95% paired-bootstrap
-interval. Evidence missing from older records (the wording's readings) is recomputed from the question with the
-app's own code. Greedy decoding makes a saved run what Auto's deeper run would write, but for llama.cpp's prefix
-cache (a method run after another question can differ slightly; docs/benchmarks.md).
+interval. The wording's readings are read from the question with the app's current code (a record keeps what the
+check of its day read), as are the hop cues a record lacks. Greedy decoding makes a saved run what Auto's deeper
+run would write, but for llama.cpp's prefix cache (a method run after another question can differ slightly;
+docs/benchmarks.md). A file whose single methods hold no ToC run counts an item sent to ToC as OneR's: there the
+replay understates Auto's time.
 """
 
 from __future__ import annotations
@@ -29,17 +31,12 @@ from pipeline.settings import Settings
 
 
 def _evidence(record: dict, embeddings):
-    from pipeline.auto import HOPS, READINGS, Evidence, _router
-    from pipeline.routing import ambiguity_cue, hop_structure_cue
+    from pipeline.auto import HOPS, READINGS, Evidence, _readings
+    from pipeline.routing import hop_structure_cue
 
     signals = dict(record["check"]["signals"])
     question = record["question"]
-    if READINGS not in signals:
-        readings = ambiguity_cue(question)
-        if readings is None:
-            choice = _router(embeddings).choose(question, {"oner", "toc"})
-            readings = choice.reason if choice.method == "toc" else None
-        signals[READINGS] = readings
+    signals[READINGS] = _readings(question, embeddings)  # the wording, as the app reads it now
     if not isinstance(signals[HOPS], str):
         signals[HOPS] = hop_structure_cue(question)
     return Evidence.from_record(signals)

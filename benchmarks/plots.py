@@ -7,8 +7,8 @@ Without files, every results file under docs/results/ except the checks: the cod
 (docs/results/regression: same items re-run to compare two versions of the code, with timings taken on a busy
 machine) and runs kept to compare machines or a model-layer setting on the same items (any ``checks`` folder,
 such as docs/results/ircot/checks: the prompt-state cache off, the defaults re-run on a faster machine; or
-docs/results/toc/checks: ToC on control questions made from ASQA's). Each
-method is drawn at its current defaults: a run recorded with other settings (a variant measured in a table of its own) is left
+docs/results/toc/checks: ToC on control questions made from ASQA's; docs/results/auto/checks: Auto recording
+its check without going deeper). Each method is drawn at its current defaults: a run recorded with other settings (a variant measured in a table of its own) is left
 out, except another mode of a method (``webagent (pipeline)``), drawn as a point of its own. Quality is F1 for
 the short-answer files (HotpotQA, 2WikiMultihopQA, MuSiQue) and the geometric mean of STR-EM and ROUGE-L for
 ASQA's long answers; time is the median wall-clock seconds per question (log scale), with a line to the p90.

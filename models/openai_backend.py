@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Iterator
 
 from models.cancel import iterate_cancellable
 from models.errors import LLMCallError, ModelError
 from models.llm import ENDPOINT_TIMEOUT_S, ChatModel, ChatResult, GenerationOptions, Message, Stopwatch, TokenLogprob
+
+log = logging.getLogger(__name__)
 
 
 class OpenAICompatibleChatModel(ChatModel):
@@ -37,16 +40,21 @@ class OpenAICompatibleChatModel(ChatModel):
             listing = self._client.with_options(timeout=httpx.Timeout(10.0, connect=connect_timeout_s))
             available = [m.id for m in listing.models.list().data]
         except openai.OpenAIError as exc:
+            # The message may reach a browser: the operator's address goes to the server log only.
+            log.warning("No OpenAI-compatible server answers at %s: %s: %s", base_url, type(exc).__name__, exc)
             raise ModelError(
-                f"No OpenAI-compatible server answers at {base_url} ({type(exc).__name__}: {exc}). Fix: start "
-                "the server (for example `python -m models.serve --model fast --port 8000`) or correct the URL."
+                f"The model server does not answer ({type(exc).__name__}; its address is in the server log). Fix: "
+                "start the server (for example `python -m models.serve --model fast --port 8000`) or correct "
+                "its URL."
             ) from exc
         if model is None:
             if not available:
-                raise ModelError(f"The server at {base_url} lists no models; name one with --model-name.")
+                log.warning("The model server at %s lists no models.", base_url)
+                raise ModelError("The model server lists no models; name one with --model-name.")
             model = available[0]
         self.model = model
-        self.name = f"{model} @ {base_url}"
+        self.base_url = base_url
+        self.name = model  # shown to people: the address stays with the operator
         self._schema_style = "json_schema"  # the OpenAI form; vLLM and llama.cpp's own server accept it
 
     def _response_format(self, schema: dict) -> dict:

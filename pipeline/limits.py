@@ -1,9 +1,12 @@
-"""Fair shares of a server that several people use: how many questions each person may have running at once."""
+"""Fair shares of a server that several people use: how many questions each person may have running at once,
+and how costly a question they may ask."""
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
+
+from pipeline.settings import Settings
 
 
 class RunsPerPerson:
@@ -32,3 +35,24 @@ class RunsPerPerson:
     def running(self, person: str) -> int:
         with self._lock:
             return self._running[person]
+
+
+# The settings that cost the most per question, capped for people who are not admins on a shared server: the
+# web agent's action budget and ToC's model calls (up to 100 and 60 otherwise).
+COSTLY = {"webagent.max_steps": "the web agent's actions", "toc.max_llm_calls": "ToC's model calls"}
+
+
+def cap_costly(settings: Settings, caps: dict[str, int]) -> tuple[Settings, list[str]]:
+    """``settings`` with each setting of ``caps`` (dotted names, as ``COSTLY``) lowered to its cap when above it,
+    and one line per change for the person."""
+    from pipeline.methods import settings_models
+
+    models = settings_models()
+    lowered, notes = {}, []
+    for key, cap in caps.items():
+        method, _, field = key.partition(".")
+        chosen = getattr(settings.for_method(method, models[method]), field)
+        if cap and chosen > cap:
+            lowered[key] = cap
+            notes.append(f"{COSTLY.get(key, key)}: {chosen} lowered to {cap}, this server's limit")
+    return (settings.changed(lowered, models) if lowered else settings), notes

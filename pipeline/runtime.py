@@ -61,6 +61,10 @@ class RuntimeConfig:
     max_loaded_models: int = 2  # the least recently used model beyond this is unloaded
     max_runs_per_person: int = 2  # questions one person may have answered at once (0: no limit)
     max_collections_per_person: int = 20  # collections one person may own (admins: no limit; 0: no limit)
+    # The costliest settings a person who is not an admin may choose on a shared server (0: no cap): the web
+    # agent's actions and ToC's model calls, at their defaults (pipeline.limits.COSTLY).
+    max_agent_actions: int = 16
+    max_toc_calls: int = 19
     # Questions run at once in the app (more wait in the page's queue). In-process model calls take turns
     # through one gate anyway; a run waiting on retrieval, the web or a model server holds up nobody.
     max_runs: int = 8

@@ -303,6 +303,19 @@ def test_runs_per_person_refuses_beyond_the_limit_and_counts_each_person_apart()
     assert all(RunsPerPerson(0).take("bob") for _ in range(50))
 
 
+def test_the_costliest_settings_are_lowered_to_the_servers_caps_with_a_note():
+    from pipeline.limits import cap_costly
+    from tests.fakes import settings_with
+
+    caps = {"webagent.max_steps": 16, "toc.max_llm_calls": 19}
+    settings, notes = cap_costly(settings_with(**{"webagent.max_steps": 100, "toc.max_llm_calls": 12}), caps)
+    assert settings.for_method("webagent", type(settings.methods["webagent"])).max_steps == 16
+    assert settings.methods["toc"].max_llm_calls == 12  # under its cap: kept
+    assert notes == ["the web agent's actions: 100 lowered to 16, this server's limit"]
+    unchanged = settings_with(**{"toc.max_llm_calls": 60})
+    assert cap_costly(unchanged, {"toc.max_llm_calls": 0}) == (unchanged, [])  # 0: no cap
+
+
 def test_a_person_at_the_collections_limit_is_told_and_an_admin_is_not_limited(tmp_path, embeddings):
     from ui import collections_tab as coll
 

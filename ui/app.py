@@ -19,7 +19,7 @@ from corpora.store import CollectionError
 from models.errors import ModelError
 from pipeline.accounts import PERSONAL, SHARED, VISITOR, People, Person
 from pipeline.access import PRIVATE
-from pipeline.limits import RunsPerPerson
+from pipeline.limits import RunsPerPerson, cap_costly
 from pipeline.methods import METHODS, settings_models
 from pipeline.runtime import Runtime
 from pipeline.service import AUTO, RunRequest, RunService
@@ -75,6 +75,8 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
     # Only accounts tell people apart: a personal app has one person, whose tabs may all ask at once, and every
     # visitor of an anonymous one is the same "visitor" (each browser session asks one question at a time).
     runs_per_person = RunsPerPerson(runtime.config.max_runs_per_person if people.mode == SHARED else 0)
+    costly_caps = {"webagent.max_steps": runtime.config.max_agent_actions,
+                   "toc.max_llm_calls": runtime.config.max_toc_calls}
     # The page's first lists are in its config, the same for everyone who loads it: on a personal app they are the
     # owner's, elsewhere what a visitor may see; each person's own lists are filled in when their page loads.
     builder = people.of(None) if people.mode == PERSONAL else VISITOR
@@ -125,6 +127,10 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
             for name in collections or ():
                 runtime.access.check_read(person, name)
             settings = settings_from_values(controls, list(values), settings_models())
+            if people.mode != PERSONAL and not person.admin:
+                settings, lowered = cap_costly(settings, costly_caps)
+                for note in lowered:
+                    gr.Warning(f"Capped: {note}.", duration=8)
             if not runs_per_person.take(person.name):
                 raise ValueError(f"You already have {runs_per_person.limit} questions being answered (in other "
                                  "tabs): wait for one to finish, or stop it, then ask again.")
