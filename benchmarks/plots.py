@@ -4,8 +4,8 @@ evaluation file, every method of every results file a point (the charts in docs/
     python -m benchmarks.plots [RESULTS.json ...] [--out docs/plots]
 
 Without files, every results file under docs/results/ except the checks: the code-regression checks
-(docs/results/regression: same items re-run to compare two versions of the code, with timings taken on a busy
-machine) and runs kept to compare machines or a model-layer setting on the same items (any ``checks`` folder,
+(docs/results/regression and docs/results/same-answers: same items re-run to compare two versions of the code,
+with timings taken on a busy machine) and runs kept to compare machines or a model-layer setting on the same items (any ``checks`` folder,
 such as docs/results/ircot/checks: the prompt-state cache off, the defaults re-run on a faster machine; or
 docs/results/toc/checks: ToC on control questions made from ASQA's; docs/results/auto/checks: Auto recording
 its check without going deeper). Each method is drawn at its current defaults: a run recorded with other settings (a variant measured in a table of its own) is left
@@ -29,8 +29,10 @@ COLOURS = {"default": "#1d4ed8", "fast": "#c2410c"}
 
 
 def default_files(root: Path = RESULTS) -> list[Path]:
-    """Every results file under ``root`` except the checks (folders named ``regression`` or ``checks``)."""
-    return sorted(p for p in root.rglob("*.json") if not {"regression", "checks"} & set(p.relative_to(root).parts))
+    """Every results file under ``root`` except the checks (folders named ``regression``, ``same-answers`` or
+    ``checks``)."""
+    checks = {"regression", "same-answers", "checks"}
+    return sorted(p for p in root.rglob("*.json") if not checks & set(p.relative_to(root).parts))
 
 
 def mode_label(result: dict, method: str) -> str:
