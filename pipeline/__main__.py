@@ -252,7 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask = command("ask", "answer a question and print the steps")
     ask.add_argument("question")
     ask.add_argument("--method", choices=[AUTO, *METHODS], default="oner",
-                     help="auto picks from the question (default: %(default)s)")
+                     help="auto answers first with one retrieval and goes deeper when its check asks "
+                          "(default: %(default)s)")
     ask.add_argument("--corpus", default=DEMO_COLLECTION, help="comma-separated collections ('' for none)")
     ask.add_argument("--web", action="store_true", help="add DuckDuckGo results")
     ask.add_argument("--json", action="store_true", help="print the step events as JSONL")

@@ -139,7 +139,7 @@ def decide(evidence: Evidence, settings: Settings, available: set[str]) -> Check
         why = signals[1].why if e.said_none else signals[3].why
         deeper, reason = "ircot", f"{why}: reasoning step by step, retrieving at each step"
     elif several and "toc" in available:
-        deeper, reason = "toc", f"its wording points at several readings ({e.readings}): growing a tree of readings"
+        deeper, reason = "toc", f"{e.readings.rstrip('.')}: growing a tree of readings"
     else:
         deeper, reason = None, ""
     if deeper is not None and not settings.auto_deeper:

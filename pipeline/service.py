@@ -16,11 +16,11 @@ from typing import Callable, Iterator
 
 from corpora.store import CollectionError
 from models.errors import Cancelled, ModelError
+from pipeline import auto
 from pipeline.context import RunContext
 from pipeline.conversation import with_context
 from pipeline.events import StepEvent, Tracer
 from pipeline.fold import RunState
-from pipeline import auto
 from pipeline.methods import METHODS, MethodSpec, run_method
 from pipeline.methods.oner import METHOD as ONER
 from pipeline.payloads import ErrorPayload, RoutePayload, WarningPayload

@@ -68,7 +68,7 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
     # and its event wiring needs the components declared before it; the tabs' own logic lives in ask_tab.py,
     # collections_tab.py and settings_form.py.
     default_model = runtime.catalog.key_of(default_model or runtime.config.model)
-    methods = [("Auto (picks from the question)", AUTO)] + [(m.label, name) for name, m in reversed(METHODS.items())]
+    methods = [("Auto (answers first, goes deeper when needed)", AUTO)] + [(m.label, name) for name, m in reversed(METHODS.items())]
     service = RunService.for_runtime(runtime)
     traces = Path(runtime.config.data_dir)
     people = people or People()
