@@ -23,6 +23,7 @@ from pathlib import Path
 
 from models.errors import ModelError
 from pipeline.accounts import ANONYMOUS, PERSONAL, SHARED, Accounts, People
+from pipeline.housekeeping import TraceCleaner
 from pipeline.progress import ProgressBar
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir, default_model
 
@@ -60,6 +61,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "admin may choose; more is lowered to this, with a note (default: 16; 0: no cap)")
     parser.add_argument("--max-toc-calls", type=int, default=19,
                         help="likewise, the most model calls a ToC run of theirs may make (default: 19; 0: no cap)")
+    parser.add_argument("--max-waiting", type=int, default=16,
+                        help="questions that may wait for a turn beyond the --max-runs being answered; one more is "
+                             "told the server is busy and how many are ahead (default: 16; 0: no limit)")
+    parser.add_argument("--max-run-seconds", type=float, default=600,
+                        help="a question still running after this long is stopped, keeping what it found "
+                             "(default: 600; 0: no limit)")
+    parser.add_argument("--max-upload-mb-per-person", type=float, default=200,
+                        help="with --shared: megabytes of files a person who is not an admin may keep in their "
+                             "collections (default: 200; 0: no limit)")
+    parser.add_argument("--keep-traces-days", type=float, default=7,
+                        help="saved traces older than this are deleted, checked every hour; uploads left in "
+                             "Gradio's cache are deleted after a day (default: 7; 0: keep traces)")
     who = parser.add_mutually_exclusive_group()
     who.add_argument("--shared", action="store_true",
                      help="a server for several people: login with the accounts of `python -m pipeline users`")
@@ -108,7 +121,9 @@ def main(argv: list[str] | None = None) -> int:
             max_loaded_models=args.max_loaded_models, max_runs=args.max_runs,
             max_question_chars=args.max_question_chars, max_runs_per_person=args.max_runs_per_person,
             max_collections_per_person=args.max_collections_per_person, max_agent_actions=args.max_agent_actions,
-            max_toc_calls=args.max_toc_calls))
+            max_toc_calls=args.max_toc_calls, max_waiting=args.max_waiting, max_run_seconds=args.max_run_seconds,
+            max_upload_bytes_per_person=int(args.max_upload_mb_per_person * 1e6),
+            keep_traces_days=args.keep_traces_days))
         runtime.store.names()  # opens the data directory: one clear line now if it is unusable or in use
         log.info("Loading the model '%s'...", args.model)
         runtime.llm()
@@ -123,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     from ui.app import build_app, launch_options
 
     app = build_app(runtime, people=people)
+    TraceCleaner(Path(args.data_dir) / "traces", args.keep_traces_days).start()
     app.queue(default_concurrency_limit=1)
     log.info("Serving on http://%s:%d (%s)", args.host, args.port, people.mode)
     # show_error stays off: an unexpected exception's text (paths, addresses) would reach the browser.

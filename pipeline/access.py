@@ -58,10 +58,34 @@ class CollectionAccess:
         with self._lock:
             entries = self._read()
             old = self.entry(name)
-            entries[name] = {"owner": old.owner if owner is None else owner,
+            entries[name] = {**entries.get(name, {}), "owner": old.owner if owner is None else owner,
                              "visibility": old.visibility if visibility is None else visibility}
             self._write(entries)
         return self.entry(name)
+
+    # The bytes of the files people uploaded, for the per-person limit (files stored before this ledger existed,
+    # or by the command line, count nothing).
+
+    def record_file(self, name: str, file: str, size: int) -> None:
+        """Note that ``file`` of ``size`` bytes is now in collection ``name`` (replacing any earlier count)."""
+        with self._lock:
+            entries = self._read()
+            entry = entries.setdefault(name, {"owner": self.entry(name).owner,
+                                              "visibility": self.entry(name).visibility})
+            entry.setdefault("bytes", {})[file] = int(size)
+            self._write(entries)
+
+    def forget_file(self, name: str, file: str) -> None:
+        """``file`` was deleted from collection ``name``."""
+        with self._lock:
+            entries = self._read()
+            if entries.get(name, {}).get("bytes", {}).pop(file, None) is not None:
+                self._write(entries)
+
+    def bytes_owned_by(self, owner: str) -> int:
+        """The bytes of the files in the collections ``owner`` owns."""
+        return sum(sum(found.get("bytes", {}).values()) for found in self._read().values()
+                   if found.get("owner") == owner)
 
     def forget(self, name: str) -> None:
         """Drop ``name``'s entry (its collection was deleted), so a new collection of that name starts afresh."""

@@ -1,40 +1,76 @@
-"""Fair shares of a server that several people use: how many questions each person may have running at once,
-and how costly a question they may ask."""
+"""Fair shares of a server that several people use: how many questions each person may have waiting or running,
+how many may wait on the whole server, and how costly a question they may ask."""
 
 from __future__ import annotations
 
 import threading
-from collections import Counter
 
 from pipeline.settings import Settings
 
 
-class RunsPerPerson:
-    """Counts each person's running questions and refuses one beyond ``limit`` (0: no limit)."""
+class Ticket:
+    """One question let in by ``Admission``: waiting for its turn until ``start``, then running until ``leave``."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._running: Counter[str] = Counter()
+    def __init__(self, person: str) -> None:
+        self.person = person
+        self.started = False
+        self.left = False
+
+
+class Admission:
+    """Who may ask now, checked when a question is sent, before it waits for its turn.
+
+    - Each person may have ``per_person`` questions waiting or being answered at once, over all their tabs
+      (0: no limit).
+    - At most ``max_waiting`` questions wait for a turn on the whole server (0: no limit); one more is refused at
+      once with how many are ahead, instead of joining a queue that never ends.
+
+    ``enter`` lets a question in (a ``Ticket``) or says why not; ``start`` marks its turn; ``leave`` ends it
+    (called more than once, or for a ticket that never started, it counts once)."""
+
+    def __init__(self, per_person: int = 0, max_waiting: int = 0) -> None:
+        self.per_person = per_person
+        self.max_waiting = max_waiting
+        self._tickets: list[Ticket] = []
         self._lock = threading.Lock()
 
-    def take(self, person: str) -> bool:
-        """Count one more run of ``person``; False (and nothing counted) when they are at the limit."""
+    def enter(self, person: str) -> Ticket | str:
+        """A ticket for ``person``'s question, or the message saying why it cannot be asked now."""
         with self._lock:
-            if self.limit and self._running[person] >= self.limit:
-                return False
-            self._running[person] += 1
-            return True
+            mine = sum(t.person == person for t in self._tickets)
+            if self.per_person and mine >= self.per_person:
+                return (f"You already have {mine} question{'s' if mine != 1 else ''} waiting or being answered "
+                        "(in other tabs): wait for one to finish, or stop it, then ask again.")
+            waiting = sum(not t.started for t in self._tickets)
+            if self.max_waiting and waiting >= self.max_waiting:
+                return (f"The server is busy: {waiting} questions are waiting ahead of yours. Try again in a "
+                        "minute.")
+            ticket = Ticket(person)
+            self._tickets.append(ticket)
+            return ticket
 
-    def give_back(self, person: str) -> None:
-        """A run of ``person`` taken with ``take`` has ended."""
+    def start(self, ticket: Ticket | None) -> None:
+        """``ticket``'s question has its turn: it no longer counts as waiting."""
+        if ticket is None:
+            return
         with self._lock:
-            self._running[person] -= 1
-            if self._running[person] <= 0:
-                del self._running[person]
+            ticket.started = True
 
-    def running(self, person: str) -> int:
+    def leave(self, ticket: Ticket | None) -> None:
+        """``ticket``'s question ended, or will never run (its page was closed while it waited)."""
+        if ticket is None:
+            return
         with self._lock:
-            return self._running[person]
+            if not ticket.left:
+                ticket.left = True
+                self._tickets.remove(ticket)
+
+    def counts(self, person: str | None = None) -> tuple[int, int]:
+        """(waiting, running) questions: of ``person``, or of everyone."""
+        with self._lock:
+            mine = [t for t in self._tickets if person is None or t.person == person]
+            running = sum(t.started for t in mine)
+            return len(mine) - running, running
 
 
 # The settings that cost the most per question, capped for people who are not admins on a shared server: the

@@ -69,6 +69,12 @@ class RuntimeConfig:
     # through one gate anyway; a run waiting on retrieval, the web or a model server holds up nobody.
     max_runs: int = 8
     max_question_chars: int = MAX_QUESTION_CHARS  # a longer question is refused before any model work
+    # A run still going after this many seconds is stopped, keeping what it found (0: no limit). The CLI and the
+    # evaluation have none; the app's default is set by its --max-run-seconds.
+    max_run_seconds: float = 0
+    max_waiting: int = 0  # questions that may wait for a turn in the app; one more is told the server is busy
+    max_upload_bytes_per_person: int = 0  # file bytes a person who is not an admin may keep (0: no limit)
+    keep_traces_days: float = 0  # the app deletes saved traces older than this, hourly (0: keeps them)
 
 
 class Runtime:

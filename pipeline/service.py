@@ -84,10 +84,11 @@ class RunService:
     a model choice); traces go to ``trace_dir`` when given. Auto is ``pipeline.auto``."""
 
     def __init__(self, build_context: ContextBuilder | None = None, trace_dir: Path | None = None,
-                 max_question_chars: int = MAX_QUESTION_CHARS) -> None:
+                 max_question_chars: int = MAX_QUESTION_CHARS, max_run_seconds: float = 0) -> None:
         self.build_context = build_context
         self.trace_dir = trace_dir
         self.max_question_chars = max_question_chars
+        self.max_run_seconds = max_run_seconds  # a run still going after this long is stopped (0: no limit)
 
     @classmethod
     def for_runtime(cls, runtime, trace_dir: Path | None = None) -> "RunService":
@@ -95,7 +96,7 @@ class RunService:
         def build(request: RunRequest, web: WebSource | None, cancel: threading.Event) -> RunContext:
             return runtime.context(list(request.collections), settings=request.settings, web=web,
                                    model=request.model, cancel=cancel)
-        return cls(build, trace_dir, runtime.config.max_question_chars)
+        return cls(build, trace_dir, runtime.config.max_question_chars, runtime.config.max_run_seconds)
 
     def start(self, request: RunRequest, *, conversation: Conversation | None = None,
               cancel: threading.Event | None = None, web: WebSource | None = None,
@@ -142,6 +143,15 @@ class RunService:
         yield tracer.event(RoutePayload(method=spec.name, label=spec.label, structure=spec.structure,
                                         question=question, reason=reason, auto=request.method == AUTO,
                                         follow_up=follow_up), spec.label)
+        deadline = Deadline(self.max_run_seconds, cancel)
+        try:
+            for event in self._run(request, spec, question, web, cancel, context, tracer):
+                yield deadline.explained(event)
+        finally:
+            deadline.cancel()
+
+    def _run(self, request: RunRequest, spec: MethodSpec, question: str, web: WebSource | None,
+             cancel: threading.Event, context: RunContext | None, tracer: Tracer) -> Iterator[StepEvent]:
         try:
             ctx = context if context is not None else self._context(request, web, cancel)
         except Cancelled:
@@ -166,6 +176,37 @@ class RunService:
             raise ValueError("This service has no way to build a run context.")
         return self.build_context(request, web, cancel)
 
+
+class Deadline:
+    """Presses a run's Stop when it has run ``seconds`` (0: never), so that no question holds the server for
+    ever; the run's "stopped" step then says it was this limit, not a person."""
+
+    def __init__(self, seconds: float, cancel: threading.Event) -> None:
+        self.seconds = seconds
+        self.fired = False
+        self._cancel = cancel
+        self._timer = threading.Timer(seconds, self._fire) if seconds > 0 else None
+        if self._timer is not None:
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _fire(self) -> None:
+        if not self._cancel.is_set():  # a person's own Stop came first: theirs is the reason
+            self.fired = True
+            self._cancel.set()
+
+    def explained(self, event: StepEvent) -> StepEvent:
+        """``event``, or, for the warning that ends a run this deadline stopped, one that says so."""
+        if self.fired and isinstance(event.payload, WarningPayload) and event.payload.stopped:
+            message = (f"This server stops a question after {self.seconds:g} s (--max-run-seconds); what the run "
+                       "had found by then is shown.")
+            return event.model_copy(update={"payload": WarningPayload(message=message, stopped=True),
+                                            "title": "Time limit"})
+        return event
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
 
 
 class Comparison:

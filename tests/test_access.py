@@ -184,7 +184,9 @@ def _shared_app(tmp_path, embeddings, model=None, **config):
 
 # The handlers that never touch a collection, and why; every other handler must be tested below.
 NO_COLLECTION = {"stop": "sets the caller's own Stop switch", "new_conversation": "clears the caller's own chat",
-                 "replay": "reads a trace file the caller uploads", "show_compared": "shows or hides a list"}
+                 "replay": "reads a trace file the caller uploads", "show_compared": "shows or hides a list",
+                 "closed": "frees the closed page's own place in the waiting line",
+                 "admit": "tells the caller why their own question was refused"}
 CHECKED = {"on_load", "example", "submit", "answer", "show_files", "create_clicked", "add_clicked",
            "delete_file_clicked", "delete_collection_clicked", "visibility_clicked"}
 
@@ -245,8 +247,9 @@ def test_another_person_is_refused_by_every_endpoint(shared_server, tmp_path):
         client("bob", "not bob's password")
     bob, alice = client("bob", "bob's password"), client("alice", "alice's password")
 
-    table, chosen, ask = bob.predict(api_name="/load")
+    table, chosen, ask, who = bob.predict(api_name="/load")
     assert [row[0] for row in table["data"]] == [] and "alice-notes" not in json.dumps([chosen, ask])
+    assert "Signed in as <b>bob</b>" in who and 'href="/logout"' in who
     upload = tmp_path / "mine.txt"
     upload.write_text("Bob was here.")
     attempts = (("/add_files", ("alice-notes", [handle_file(str(upload))], False)),
@@ -259,7 +262,7 @@ def test_another_person_is_refused_by_every_endpoint(shared_server, tmp_path):
 
     alice.predict(api_name="/load")
     assert "alice-notes" in _listing(alice.predict("alice-notes", SHARED, api_name="/set_visibility"))["table"]
-    table, chosen, ask = bob.predict(api_name="/load")
+    table, chosen, ask, _who = bob.predict(api_name="/load")
     assert [row[0] for row in table["data"]] == ["alice-notes"]
     files, _choice, shown = bob.predict("alice-notes", api_name="/list_files")
     assert files["data"] == [["plans.txt", 1]] and shown == SHARED
@@ -293,14 +296,92 @@ def test_another_person_is_refused_by_every_endpoint(shared_server, tmp_path):
 
 # Fair shares.
 
-def test_runs_per_person_refuses_beyond_the_limit_and_counts_each_person_apart():
-    from pipeline.limits import RunsPerPerson
+def test_admission_bounds_each_persons_questions_and_the_servers_waiting_line():
+    from pipeline.limits import Admission, Ticket
 
-    runs = RunsPerPerson(2)
-    assert runs.take("bob") and runs.take("bob") and not runs.take("bob") and runs.take("alice")
-    runs.give_back("bob")
-    assert runs.running("bob") == 1 and runs.take("bob")
-    assert all(RunsPerPerson(0).take("bob") for _ in range(50))
+    line = Admission(per_person=2, max_waiting=3)
+    first, second = line.enter("bob"), line.enter("bob")
+    assert isinstance(first, Ticket) and isinstance(second, Ticket)
+    assert "You already have 2 questions waiting or being answered" in line.enter("bob")
+    line.start(first)
+    assert line.counts("bob") == (1, 1) and line.counts() == (1, 1)
+    alice = [line.enter("alice"), line.enter("alice")]
+    assert line.enter("carol") == "The server is busy: 3 questions are waiting ahead of yours. Try again in a minute."
+    line.leave(second)
+    line.leave(second)  # twice (the answer ended, then its page closed): counted once
+    assert line.counts() == (2, 1) and isinstance(line.enter("carol"), Ticket)
+    line.leave(None)  # a question refused before it had a ticket
+    unlimited = Admission()
+    assert all(isinstance(unlimited.enter("bob"), Ticket) for _ in range(100))
+    assert alice
+
+
+def test_a_run_past_the_servers_time_limit_is_stopped_and_says_why(tmp_path):
+    """The deadline presses the run's Stop; the run ends with what it had, and its last step names the limit."""
+    from pipeline.context import RunContext
+    from pipeline.service import RunRequest, RunService
+    from tests.fakes import ScriptedLLM, ScriptedRetriever
+
+    passages = [Document(page_content="The launch is on Friday.", metadata={"title": "plans", "source": "p.txt"})]
+    llm = ScriptedLLM(lambda messages, options: "The launch is on Friday, " + "and so on " * 200, delay=0.01)
+    service = RunService(lambda request, web, cancel: RunContext(
+        llm=llm, retriever=ScriptedRetriever(lambda q, k: passages), settings=request.settings),
+        max_run_seconds=0.5)
+    started = time.perf_counter()
+    run = service.start(RunRequest(question="When is the launch?", method="oner"))
+    events = list(run)
+    assert time.perf_counter() - started < 3
+    assert run.state.stopped() and events[-1].title == "Time limit"
+    assert "stops a question after 0.5 s" in events[-1].payload.message
+    assert len(llm.calls) == 1  # it was writing when the limit came
+
+    quick = RunService(service.build_context, max_run_seconds=30)  # a run that ends in time is not touched
+    llm.script = lambda messages, options: "Friday [1]."
+    run = quick.start(RunRequest(question="When is the launch?", method="oner"))
+    list(run)
+    assert run.state.answer_text == "Friday [1]." and not run.state.stopped()
+
+
+def test_uploads_beyond_a_persons_bytes_are_refused_and_deleting_frees_them(tmp_path, embeddings):
+    from ui import collections_tab as coll
+
+    _app, runtime, _people, _options = _shared_app(tmp_path, embeddings, max_upload_bytes_per_person=3000)
+    coll.create_collection(runtime, BOB, "bob-notes")
+    files = []
+    for n in range(3):
+        path = tmp_path / f"notes{n}.txt"
+        path.write_text(f"Note {n}. " + "The meeting moved to the blue room. " * 34)  # about 1,200 bytes
+        files.append(str(path))
+    quiet = lambda *a: None  # noqa: E731
+    assert "2 of 2 files" in coll.add_files(runtime, BOB, "bob-notes", files[:2], quiet)
+    with pytest.raises(CollectionError, match="limit here is 0.003 MB per person.*Nothing was added"):
+        coll.add_files(runtime, BOB, "bob-notes", files[2:], quiet)
+    assert sorted(runtime.store.open("bob-notes").files()) == ["notes0.txt", "notes1.txt"]
+    coll.delete_file(runtime, BOB, "bob-notes", "notes0.txt")
+    assert "1 of 1 files" in coll.add_files(runtime, BOB, "bob-notes", files[2:], quiet)
+    coll.create_collection(runtime, ADMIN, "root-notes")  # an admin is not limited
+    assert "3 of 3 files" in coll.add_files(runtime, ADMIN, "root-notes", files, quiet)
+    assert runtime.access.bytes_owned_by("bob") == sum(os.path.getsize(f) for f in files[1:])
+
+
+def test_old_traces_are_deleted_and_new_ones_kept(tmp_path):
+    from pipeline.housekeeping import TraceCleaner, delete_old_traces
+
+    old, new = tmp_path / "traces" / "bob" / "s1" / "run.jsonl", tmp_path / "traces" / "alice" / "s2" / "run.jsonl"
+    for path in (old, new):
+        path.parent.mkdir(parents=True)
+        path.write_text("{}")
+    eight_days = time.time() - 8 * 86400
+    os.utime(old, (eight_days, eight_days))
+    assert delete_old_traces(tmp_path / "traces", days=0) == 0  # 0: keep everything
+    cleaner = TraceCleaner(tmp_path / "traces", days=7, every_s=0.05).start()
+    try:
+        deadline = time.time() + 5
+        while old.exists() and time.time() < deadline:
+            time.sleep(0.05)
+    finally:
+        cleaner.stop()
+    assert not old.exists() and not (tmp_path / "traces" / "bob").exists() and new.exists()
 
 
 def test_the_costliest_settings_are_lowered_to_the_servers_caps_with_a_note():
@@ -331,53 +412,93 @@ def test_a_person_at_the_collections_limit_is_told_and_an_admin_is_not_limited(t
         coll.create_collection(runtime, ADMIN, name)
 
 
+class _SlowServer:
+    """A shared server whose model answers "Friday [1]." only once ``release`` is set, with three tabs (bob's
+    two, alice's one) that ask as the page chains its handlers."""
+
+    def __init__(self, tmp_path, embeddings, **config) -> None:
+        import threading
+
+        from gradio_client import Client
+
+        from tests.conftest import free_port
+        from tests.fakes import ScriptedLLM
+
+        self.release = threading.Event()
+
+        def slow(messages, options):
+            self.release.wait(30)
+            return "Friday [1]."
+
+        self.model = ScriptedLLM(slow)
+        self.app, runtime, people, options = _shared_app(tmp_path, embeddings, model=self.model, **config)
+        runtime.access.set("alice-notes", visibility=SHARED)
+        port = free_port()
+        self.app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                        auth=people.auth(), **options)
+        url = f"http://127.0.0.1:{port}/"
+        self.tabs = {who: Client(url, auth=(who.split("-")[0], f"{who.split('-')[0]}'s password"), verbose=False)
+                     for who in ("bob-1", "bob-2", "alice-1")}
+
+    def ask(self, who: str):
+        tab = self.tabs[who]
+        tab.predict(api_name="/load")
+        _q, history = tab.predict("When is the launch?", [], api_name="/submit")
+        tab.predict(api_name="/admit")  # raises the notice of a question over a limit
+        return tab.submit(history, "oner", ["alice-notes"], False, "default", False, [], api_name="/answer")
+
+    def wait_for_the_model(self) -> None:
+        deadline = time.time() + 20
+        while not self.model.calls:
+            assert time.time() < deadline, "the first question never reached the model"
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        self.release.set()
+        self.app.close()
+
+
+def _answered(job) -> bool:
+    return "Friday" in json.dumps(job.result(timeout=30)[0][-1])
+
+
 def test_a_person_over_their_runs_is_refused_while_another_is_answered(tmp_path, embeddings):
     """bob asks in two tabs with a limit of one run each: the second tab is told to wait, alice is answered."""
-    import threading
+    from gradio_client.exceptions import AppError
 
-    from gradio_client import Client
-
-    from tests.conftest import free_port
-    from tests.fakes import ScriptedLLM
-
-    release = threading.Event()
-
-    def slow(messages, options):
-        release.wait(30)
-        return "Friday [1]."
-
-    model = ScriptedLLM(slow)
-    app, runtime, people, options = _shared_app(tmp_path, embeddings, model=model, max_runs_per_person=1)
-    runtime.access.set("alice-notes", visibility=SHARED)
-    port = free_port()
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-               auth=people.auth(), **options)
+    server = _SlowServer(tmp_path, embeddings, max_runs_per_person=1)
     try:
-        url = f"http://127.0.0.1:{port}/"
-        tabs = {who: Client(url, auth=(who.split("-")[0], f"{who.split('-')[0]}'s password"), verbose=False)
-                for who in ("bob-1", "bob-2", "alice-1")}
-
-        def ask(tab):
-            tab.predict(api_name="/load")
-            _q, history = tab.predict("When is the launch?", [], api_name="/submit")
-            return tab.submit(history, "oner", ["alice-notes"], False, "default", False, [], api_name="/answer")
-
-        first = ask(tabs["bob-1"])
-        deadline = time.time() + 20
-        while not model.calls:  # bob's first run is waiting for the model
-            assert time.time() < deadline, "bob's first question never reached the model"
-            time.sleep(0.05)
-        second = html.unescape(json.dumps(ask(tabs["bob-2"]).result(timeout=30)[0][-1]))
-        assert "You already have 1 questions being answered" in second
-        other = ask(tabs["alice-1"])
-        release.set()
-        assert "Friday" in json.dumps(first.result(timeout=30)[0][-1])
-        assert "Friday" in json.dumps(other.result(timeout=30)[0][-1])
-        third = ask(tabs["bob-2"]).result(timeout=30)  # bob's first run has ended: his slot is free again
-        assert "Friday" in json.dumps(third[0][-1])
+        first = server.ask("bob-1")
+        server.wait_for_the_model()
+        with pytest.raises(AppError, match="You already have 1 question waiting or being answered"):
+            server.ask("bob-2")
+        other = server.ask("alice-1")
+        server.release.set()
+        assert _answered(first) and _answered(other)
+        assert _answered(server.ask("bob-2"))  # bob's first run has ended: his slot is free again
     finally:
-        release.set()
-        app.close()
+        server.close()
+
+
+def test_a_full_waiting_line_is_refused_at_once_with_how_many_are_ahead(tmp_path, embeddings):
+    """One question runs at a time and one may wait: bob's first runs, his second waits, alice is told the server
+    is busy (not queued behind them); once they are answered she may ask."""
+    from gradio_client.exceptions import AppError
+
+    server = _SlowServer(tmp_path, embeddings, max_runs=1, max_waiting=1, max_runs_per_person=0)
+    try:
+        first = server.ask("bob-1")
+        server.wait_for_the_model()
+        waiting = server.ask("bob-2")
+        started = time.perf_counter()
+        with pytest.raises(AppError, match="The server is busy: 1 questions are waiting ahead of yours"):
+            server.ask("alice-1")
+        assert time.perf_counter() - started < 5  # told at once, not after a turn
+        assert len(server.model.calls) == 1 and not waiting.done()
+        server.release.set()
+        assert _answered(first) and _answered(waiting) and _answered(server.ask("alice-1"))
+    finally:
+        server.close()
 
 
 def test_gradios_monitoring_pages_are_closed(tmp_path, embeddings):

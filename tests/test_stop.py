@@ -42,3 +42,32 @@ def test_stop_ends_the_run_within_a_second(runtime, fast_llm, kind, method, ques
     assert run.state.stopped()
     assert not run.state.answer_text  # a stopped run writes no answer
     assert runtime.llm("fast").chat([{"role": "user", "content": "Say OK."}]).text  # the model still works
+
+
+def test_stop_leaves_no_thread_behind(runtime, tmp_path):
+    """A browser session's run (its worker thread, the model's token producer) presses Stop mid-clarification:
+    within a couple of seconds no thread of the run is left (issue 34, point 6)."""
+    import threading
+
+    from ui.ask_tab import Session, run_question
+
+    def run_threads() -> list[str]:
+        return [t.name for t in threading.enumerate()
+                if t.name.startswith(("run-in-background", "cancellable-producer"))]
+
+    before = len(run_threads())
+    session = Session()
+    session.question = TOC_QUESTION
+    request = RunRequest(question=TOC_QUESTION, method="toc", collections=("demo",), model="fast")
+    frames = run_question(RunService.for_runtime(runtime), session, [{"role": "user", "content": TOC_QUESTION}],
+                          request, tmp_path)
+    started = time.perf_counter()
+    for _frame in frames:
+        if time.perf_counter() - started > 2.0 and not session.cancel.is_set():
+            assert len(run_threads()) > before, "the run should be working in its threads"
+            session.cancel.set()
+    deadline = time.perf_counter() + 3
+    while len(run_threads()) > before and time.perf_counter() < deadline:
+        time.sleep(0.05)
+    assert len(run_threads()) == before, run_threads()
+    assert not session.running

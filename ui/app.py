@@ -19,7 +19,7 @@ from corpora.store import CollectionError
 from models.errors import ModelError
 from pipeline.accounts import PERSONAL, SHARED, VISITOR, People, Person
 from pipeline.access import PRIVATE
-from pipeline.limits import RunsPerPerson, cap_costly
+from pipeline.limits import Admission, Ticket, cap_costly
 from pipeline.methods import METHODS, settings_models
 from pipeline.runtime import Runtime
 from pipeline.service import AUTO, RunRequest, RunService
@@ -74,7 +74,8 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
     people = people or People()
     # Only accounts tell people apart: a personal app has one person, whose tabs may all ask at once, and every
     # visitor of an anonymous one is the same "visitor" (each browser session asks one question at a time).
-    runs_per_person = RunsPerPerson(runtime.config.max_runs_per_person if people.mode == SHARED else 0)
+    admission = Admission(runtime.config.max_runs_per_person if people.mode == SHARED else 0,
+                          runtime.config.max_waiting)
     costly_caps = {"webagent.max_steps": runtime.config.max_agent_actions,
                    "toc.max_llm_calls": runtime.config.max_toc_calls}
     # The page's first lists are in its config, the same for everyone who loads it: on a personal app they are the
@@ -90,11 +91,19 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
     def session_of(session: Session | None) -> Session:
         return session if isinstance(session, Session) else Session()
 
+    tickets: dict[str, Ticket] = {}  # by browser session: the place its question holds until it has run
+
+    def closed(request: gr.Request):
+        """A page was closed: its question no longer counts, whether it was waiting for its turn (Gradio drops
+        it from the queue, so it never runs) or running (its run is stopped)."""
+        admission.leave(tickets.pop(request.session_hash, None))
+
     def submit(request: gr.Request, question: str, history: list, session: Session | None):
         """Record the question as the session's pending one, so the queued run (``answer``) can start from it.
         A question that cannot be asked now gets a warning (a toast: this handler is queued, with no limit, so
         it runs at once) and changes nothing: no error is raised, so there is no error overlay on the chat and
-        no traceback in the log; ``answer`` then finds no pending question and returns at once."""
+        no traceback in the log; ``answer`` then finds no pending question and returns. A question over a
+        limit of ``admission`` is recorded for ``admit``, which tells the person."""
         session = session_of(session)
         question = (question or "").strip()
         try:
@@ -106,10 +115,27 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
             gr.Warning("Type a question first." if not question else
                        "Your previous question is still being answered: wait for it, or press Stop.", duration=6)
             return gr.skip(), gr.skip(), session
+        # Let in now, before the question waits for its turn, so that the waiting line and each person's share
+        # stay bounded. Over a limit the question stays in its box and ``admit`` says why.
+        entered = admission.enter(session.person)
+        if isinstance(entered, str):
+            session.refusal = entered
+            return gr.skip(), gr.skip(), session
+        admission.leave(tickets.pop(request.session_hash, None))  # an older one whose run never came
+        tickets[request.session_hash] = entered
         session.running = True
         session.cancel.clear()
         session.question = question
         return "", history + [{"role": "user", "content": md_safe(question)}], session
+
+    def admit(session: Session | None):
+        """Between ``submit`` and ``answer``: a question over a limit ends its chain here, with a notice, so that
+        the person is told at once instead of after waiting for a turn (``answer`` is queued, this is not). It
+        has no outputs, so that nothing on the page shows an error state."""
+        refusal = session.refusal if isinstance(session, Session) else ""
+        if refusal:
+            session.refusal = ""
+            raise gr.Error(refusal, duration=10, title="Not now")
 
     def answer(request: gr.Request, history: list, session: Session, method, collections, use_web, model, compare,
                compared, *values):
@@ -122,7 +148,9 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
             yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
             return
         session.question = ""  # taken: a later event finds nothing pending
+        ticket = tickets.pop(request.session_hash, None)
         try:
+            admission.start(ticket)
             person = person_of(request)
             for name in collections or ():
                 runtime.access.check_read(person, name)
@@ -131,11 +159,9 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
                 settings, lowered = cap_costly(settings, costly_caps)
                 for note in lowered:
                     gr.Warning(f"Capped: {note}.", duration=8)
-            if not runs_per_person.take(person.name):
-                raise ValueError(f"You already have {runs_per_person.limit} questions being answered (in other "
-                                 "tabs): wait for one to finish, or stop it, then ask again.")
         except ValueError as exc:  # CollectionError is one
             session.running = False
+            admission.leave(ticket)
             yield history + [{"role": "assistant", "content": f'<div class="notice notice-error">'
                                                               f'{md_safe(exc)}</div>'}], gr.update(), gr.update(), \
                 gr.update(), None
@@ -144,7 +170,7 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
             yield from ask(session, history, pending, method, collections, use_web, model, compare, compared,
                            settings)
         finally:
-            runs_per_person.give_back(person.name)
+            admission.leave(ticket)
 
     def ask(session, history, pending, method, collections, use_web, model, compare, compared, settings):
         request = RunRequest(question=pending, method=method, collections=tuple(collections or ()),
@@ -187,10 +213,13 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
             {"role": "assistant", "content": answer_message(state, run_id)},
         ]
 
-    with gr.Blocks(title="Research QA") as app:
+    # Uploads that Gradio keeps in its cache (every file a page sends, added to a collection or not) are deleted
+    # once a day old, checked every hour; saved traces are the app's (pipeline.housekeeping).
+    with gr.Blocks(title="Research QA", delete_cache=(3600, 86400)) as app:
         session = gr.State(None)
         gr.Markdown("# Research QA\nAnswers from your documents and the web with a small local model. "
                     "Watch the reasoning on the right as it happens.")
+        signed_in = gr.HTML("", visible=people.mode == SHARED, elem_id="signed-in")
         with gr.Tab("Ask"):
             with gr.Row():
                 with gr.Column(scale=4, min_width=340):
@@ -281,6 +310,7 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         for trigger in (ask_button.click, question.submit, example_asked):
             trigger(submit, [question, chat, session], [question, chat, session], concurrency_limit=None,
                     show_progress="hidden", api_name="submit").success(
+                admit, [session], None, concurrency_limit=None, show_progress="hidden", api_name="admit").success(
                 answer, [chat, session, *knobs], [chat, view, picture, comparison, trace_files],
                 concurrency_limit=runtime.config.max_runs, concurrency_id="runs", show_progress="minimal",
                 api_name="answer")
@@ -374,10 +404,14 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         def on_load(request: gr.Request):
             person = people.of(request.username) or VISITOR  # collections may have changed since the page was built
             names = coll.names(runtime, person)
+            # A plain link in this tab (a Markdown link would open a new one): /logout is Gradio's own.
+            who = (f"<p>Signed in as <b>{esc(person.name)}</b>{' (admin)' if person.admin else ''} · "
+                   '<a href="/logout" target="_self">Sign out</a></p>') if people.mode == SHARED else ""
             return (coll.collection_rows(runtime, person), gr.update(choices=names),
-                    gr.update(choices=names, value=_default_collections(names)))
+                    gr.update(choices=names, value=_default_collections(names)), who)
 
-        app.load(on_load, None, [table, chosen, collections], queue=False, api_name="load")
+        app.load(on_load, None, [table, chosen, collections, signed_in], queue=False, api_name="load")
+        app.unload(closed)
     return app
 
 

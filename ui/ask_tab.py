@@ -35,6 +35,7 @@ class Session:
     generation: int = 0  # bumped by "New conversation": an older run stops writing into the chat
     conversation: Conversation = field(default_factory=Conversation)
     person: str = "local"  # whose session it is (set at each question): their traces go in their own folder
+    refusal: str = ""  # why the question just sent may not be asked now (a limit): ``admit`` says so
 
 
 def trace_dir(data_dir: Path, session: Session) -> Path:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from corpora.ingest import ingest_files
+from corpora.ingest import ingest_files, safe_source_name
 from corpora.store import CollectionError, validate_collection_name
 from pipeline.access import PRIVATE, VISIBILITIES
 from pipeline.accounts import Person
@@ -82,7 +82,12 @@ def add_files(runtime: Runtime, person: Person, name: str | None, uploads: list,
     if not uploads:
         raise CollectionError("Choose one or more files to add.")
     files = [(Path(_path(u)), _display_name(u)) for u in uploads]
+    sizes = {safe_source_name(display): _size(path) for path, display in files}
+    _check_upload_bytes(runtime, person, sum(sizes.values()))
     outcomes = ingest_files(runtime.store.open(name), files, progress=progress, replace=replace)
+    for outcome in outcomes:
+        if outcome.status in ("added", "replaced", "completed") and outcome.name in sizes:
+            runtime.access.record_file(name, outcome.name, sizes[outcome.name])
     lines = []
     for outcome in outcomes:
         detail = esc(outcome.message) if outcome.status == "failed" else f"{outcome.passages} passages"
@@ -100,6 +105,7 @@ def delete_file(runtime: Runtime, person: Person, name: str | None, file: str | 
     removed = runtime.store.open(name).delete_source(file)
     if not removed:
         raise CollectionError(f"'{file}' is not in '{name}'.")
+    runtime.access.forget_file(name, file)
     return f"Deleted '{file}' ({removed} passages) from '{name}'."
 
 
@@ -112,6 +118,25 @@ def delete_collection(runtime: Runtime, person: Person, name: str | None, confir
     runtime.store.delete(name)
     runtime.access.forget(name)
     return f"Deleted the collection '{name}'."
+
+
+def _check_upload_bytes(runtime: Runtime, person: Person, adding: int) -> None:
+    """Refuse files that would take ``person`` (not an admin) over the server's bytes per person."""
+    limit = runtime.config.max_upload_bytes_per_person
+    if not limit or person.admin:
+        return
+    kept = runtime.access.bytes_owned_by(person.name)
+    if kept + adding > limit:
+        raise CollectionError(f"These files ({adding / 1e6:.1f} MB) would bring your documents to "
+                              f"{(kept + adding) / 1e6:.1f} MB; the limit here is {limit / 1e6:g} MB per person. "
+                              "Delete some files first, or ask an admin. Nothing was added.")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # unreadable: ingest reports it
 
 
 def _path(upload) -> str:
