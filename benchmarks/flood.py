@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import re
 import socket
 import sys
 import tempfile
@@ -68,6 +69,11 @@ def ask(client, question: str, collections: list[str], model: str) -> tuple[floa
         return time.perf_counter() - started, f"refused: {refused}"
     chat = client.predict(history, "oner", collections, False, model, False, [], api_name="/answer")
     return time.perf_counter() - started, _text(chat[0][-1])
+
+
+def cited(message: str) -> bool:
+    """Whether the chat's message is an answer citing a passage (not an error, a refusal or an abstention)."""
+    return bool(re.search(r"\[\d+\]", message))
 
 
 def refusal(message: str) -> str | None:
@@ -120,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         alone = []
         for question in questions:
             seconds, message = ask(alice, question, ["demo"], model)
-            alone.append({"question": question, "seconds": round(seconds, 2), "answered": "[1]" in message
-                          or "[2]" in message, "answer": message[-300:]})
+            alone.append({"question": question, "seconds": round(seconds, 2), "cited": cited(message),
+                          "answer": message[-300:]})
             print(f"alone: {seconds:.1f} s {question}", file=sys.stderr, flush=True)
 
         stop = threading.Event()
@@ -170,8 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         flooded = []
         for question in questions:
             seconds, message = ask(alice, question, ["demo"], model)
-            flooded.append({"question": question, "seconds": round(seconds, 2), "answered": "[1]" in message
-                            or "[2]" in message, "refused": refusal(message), "answer": message[-300:]})
+            flooded.append({"question": question, "seconds": round(seconds, 2), "cited": cited(message),
+                            "refused": refusal(message), "answer": message[-300:]})
             print(f"flooded: {seconds:.1f} s {question}", file=sys.stderr, flush=True)
         bob_thread.join(timeout=600)
         stop.set()
@@ -190,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         "alice_alone_median_s": alone_median,
         "alice_flooded_median_s": flooded_median,
         "ratio": round(flooded_median / alone_median, 2) if alone_median else None,
-        "alice_answered": f"{sum(r['answered'] for r in alone + flooded)} of {len(alone) + len(flooded)}",
+        "alice_cited_answers": f"{sum(r['cited'] for r in alone + flooded)} of {len(alone) + len(flooded)}",
         "alice_refused": sum(bool(r.get("refused")) for r in flooded),
         "mallory": outcomes,
         "bob": bob_steps,

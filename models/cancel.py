@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import weakref
 from dataclasses import replace
 from typing import Callable, Iterator, TypeVar
 
@@ -104,47 +105,88 @@ class CancellableModel(ChatModel):
 
 
 class CallGate:
-    """One model call at a time, first come first served, with a wait that a Stop ends at once.
+    """One model call at a time, shared fairly, with a wait that a Stop ends at once.
 
     In-process models share one gate: two llama.cpp calls at once on 2 cores only slow each other down. Runs
     hold it per call, not per question, so nobody waits on another person's retrieval, web search or model
-    load. A call is known by its run's Stop switch, so a run can be told its place in the line (``ahead_of``)."""
+    load. A call is known by its run's Stop switch, so a run can be told its place in the line (``ahead_of``).
+
+    The next call is the waiting one whose *share* was served least recently (then the first come): a share is
+    a run, or every run of one person once ``share`` names them. So a person with two questions running does not
+    get two turns for each one of another person's, and a run's first call does not wait behind every later call
+    of a long run."""
+
+    _MEMORY = 1000  # shares whose last turn is remembered
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._next_ticket = 0
-        self._serving = 0
-        self._abandoned: set[int] = set()  # tickets of waiters that were stopped before their turn
-        self._owners: dict[int, threading.Event] = {}  # ticket -> the Stop switch of the run waiting or served
+        self._serving: int | None = None  # the ticket being served
+        self._waiting: dict[int, tuple[object, threading.Event | None]] = {}  # ticket -> (share, Stop switch)
+        self._served_cancel: threading.Event | None = None
+        self._turns = 0
+        self._last_turn: dict[object, int] = {}  # share -> the turn it last had
+        self._shares: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Stop switch -> share
+
+    def share(self, cancel: threading.Event, name: str) -> None:
+        """Count the calls of the run(s) with Stop switch ``cancel`` as ``name``'s (a person's) share."""
+        with self._cond:
+            self._shares[cancel] = ("share", name)
 
     def acquire(self, cancel: threading.Event | None = None, poll_s: float = POLL_S) -> None:
         with self._cond:
             ticket = self._next_ticket
             self._next_ticket += 1
-            if cancel is not None:
-                self._owners[ticket] = cancel
-            while ticket != self._serving:
+            share = self._shares.get(cancel, cancel) if cancel is not None else ("call", ticket)
+            self._waiting[ticket] = (share, cancel)
+            if self._serving is None:
+                self._advance()
+            while self._serving != ticket:
                 if cancel is not None and cancel.is_set():
-                    self._abandoned.add(ticket)
-                    self._owners.pop(ticket, None)
+                    del self._waiting[ticket]
                     raise Cancelled()
                 self._cond.wait(poll_s)
 
     def release(self) -> None:
         with self._cond:
-            self._owners.pop(self._serving, None)
-            self._serving += 1
-            while self._serving in self._abandoned:
-                self._abandoned.discard(self._serving)
-                self._serving += 1
-            self._cond.notify_all()
+            self._advance()
+
+    def _order(self) -> list[int]:
+        """The waiting tickets in the order they would be served."""
+        last = dict(self._last_turn)
+        waiting = dict(self._waiting)
+        order = []
+        turn = self._turns
+        while waiting:
+            ticket = min(waiting, key=lambda t: (last.get(waiting[t][0], -1), t))
+            turn += 1
+            last[waiting.pop(ticket)[0]] = turn
+            order.append(ticket)
+        return order
+
+    def _advance(self) -> None:
+        """Serve the next waiting call, if any (the lock is held)."""
+        if not self._waiting:
+            self._serving, self._served_cancel = None, None
+            return
+        ticket = min(self._waiting, key=lambda t: (self._last_turn.get(self._waiting[t][0], -1), t))
+        share, cancel = self._waiting.pop(ticket)
+        self._turns += 1
+        self._last_turn[share] = self._turns
+        if len(self._last_turn) > self._MEMORY:  # forget the shares served longest ago
+            for old in sorted(self._last_turn, key=self._last_turn.get)[: self._MEMORY // 2]:
+                del self._last_turn[old]
+        self._serving, self._served_cancel = ticket, cancel
+        self._cond.notify_all()
 
     def ahead_of(self, cancel: threading.Event) -> int | None:
         """How many calls come before the waiting call of the run with Stop switch ``cancel`` (the one being
         served included); 0 while its own call is served; None when it neither waits nor is served."""
         with self._cond:
-            tickets = [t for t, owner in self._owners.items() if owner is cancel]
-            if not tickets:
+            if self._serving is not None and self._served_cancel is cancel:
+                return 0
+            order = self._order()
+            mine = [i for i, t in enumerate(order) if self._waiting[t][1] is cancel]
+            if not mine:
                 return None
-            ticket = min(tickets)
-            return sum(1 for t in range(self._serving, ticket) if t not in self._abandoned)
+            return mine[0] + (self._serving is not None)

@@ -38,6 +38,14 @@ def model_queue_position(cancel: threading.Event) -> int | None:
     return CALL_GATE.ahead_of(cancel)
 
 
+def share_model_turns(cancel: threading.Event, person: str) -> None:
+    """Count the in-process model calls of the run(s) whose Stop switch is ``cancel`` as ``person``'s share:
+    the model's turns go round the people waiting, not round their runs (``models.cancel.CallGate``)."""
+    from models.llama_backend import CALL_GATE
+
+    CALL_GATE.share(cancel, person)
+
+
 def default_data_dir() -> Path:
     """``$RQA_DATA_DIR``, else ``storage/`` beside the code."""
     return Path(os.environ.get("RQA_DATA_DIR", Path(__file__).resolve().parent.parent / "storage"))

@@ -157,6 +157,34 @@ def test_the_gate_serves_calls_in_order_and_a_stopped_waiter_leaves_the_queue():
     assert order == [-2, 1, 3]
 
 
+def test_the_gate_takes_turns_round_the_people_waiting_not_round_their_runs():
+    """mallory's two runs and alice's one each have a call waiting, mallory's first: alice's call comes after
+    mallory's first, not after both; and a person who was served least recently goes first."""
+    gate = CallGate()
+    runs = {name: threading.Event() for name in ("mallory-1", "mallory-2", "alice-1")}
+    for name, cancel in runs.items():
+        gate.share(cancel, name.split("-")[0])
+    order: list[str] = []
+    gate.acquire()  # someone else's call is being served
+
+    def call(name: str) -> None:
+        gate.acquire(runs[name])
+        order.append(name)
+        gate.release()
+
+    threads = []
+    for name in ("mallory-1", "mallory-2", "alice-1"):
+        threads.append(threading.Thread(target=call, args=(name,)))
+        threads[-1].start()
+        time.sleep(0.15)
+    assert [gate.ahead_of(runs[n]) for n in ("mallory-1", "alice-1", "mallory-2")] == [1, 2, 3]
+    gate.release()
+    for thread in threads:
+        thread.join(2)
+    assert order == ["mallory-1", "alice-1", "mallory-2"]
+    assert gate.ahead_of(runs["alice-1"]) is None
+
+
 def test_cancellable_model_stops_between_tokens():
     cancel = threading.Event()
     model = CancellableModel(ScriptedLLM(["one two three four five"]), cancel)

@@ -21,7 +21,7 @@ from pipeline.accounts import PERSONAL, SHARED, VISITOR, People, Person
 from pipeline.access import PRIVATE
 from pipeline.limits import Admission, Ticket, cap_costly
 from pipeline.methods import METHODS, settings_models
-from pipeline.runtime import Runtime
+from pipeline.runtime import Runtime, share_model_turns
 from pipeline.service import AUTO, RunRequest, RunService
 from pipeline.trace import load_trace
 from ui import collections_tab as coll
@@ -123,6 +123,8 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
             return gr.skip(), gr.skip(), session
         admission.leave(tickets.pop(request.session_hash, None))  # an older one whose run never came
         tickets[request.session_hash] = entered
+        if people.mode == SHARED:  # the model's turns go round people, however many tabs each one asks in
+            share_model_turns(session.cancel, session.person)
         session.running = True
         session.cancel.clear()
         session.question = question
@@ -135,7 +137,7 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         refusal = session.refusal if isinstance(session, Session) else ""
         if refusal:
             session.refusal = ""
-            raise gr.Error(refusal, duration=10, title="Not now")
+            raise gr.Error(refusal, duration=10, title="Not now", print_exception=False)
 
     def answer(request: gr.Request, history: list, session: Session, method, collections, use_web, model, compare,
                compared, *values):
