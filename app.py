@@ -9,6 +9,10 @@ loopback it must be told who may use it: ``--shared`` (accounts made with ``pyth
 login page, each collection private to its owner unless shared) or ``--allow-anonymous`` (no login; visitors
 may only ask over the public collections).
 
+Fair shares (README, "One person or a team"): ``--max-runs-per-person``, ``--max-waiting``, ``--max-run-seconds``,
+``--max-upload-mb-per-person``, ``--max-collections-per-person``, ``--max-agent-actions``, ``--max-toc-calls``;
+``--keep-traces-days`` says how long saved traces are kept.
+
 The browser offers only the models named here (the bundled ones, the GGUF files in the models folder, the
 endpoints and the start model); nobody can type a path or a URL into the page.
 """

@@ -66,6 +66,7 @@ def stream_answer(
     grounded: bool = True,
     support_passages: list[Document] | None = None,
     support_questions: list[str] | None = None,
+    check_passages: list[Document] | None = None,
 ) -> Iterator[StepEvent]:
     """Generate the answer, yielding one ``answer_token`` event per piece (all with the answer step's id:
     consumers append their text) and a final ``answer`` event with the text, citations and cost. ``extras``
@@ -75,7 +76,9 @@ def stream_answer(
     Passages with instruction-like text (left out of the prompt by ``format_passages``) get a warning; the
     answer loses the sentences that repeat what such text asked for (``untrusted.check_answer``), with a
     warning saying so; while such targets exist, tokens are passed on a sentence at a time (``StreamGuard``), so
-    a dropped sentence is never shown.
+    a dropped sentence is never shown. The answer a person gets is checked whole: the model's text, then that
+    text as ``finish`` completed it, against the instructions of ``check_passages`` (default ``passages``; ToC
+    adds the passages its readings came from, whose answers ``finish`` appends).
 
     A ``grounded`` answer (every method's but NoR's) is written only when one passage mentions enough of the
     question or is close to it in meaning (``pipeline.support``, ``Settings.min_support`` and
@@ -100,13 +103,14 @@ def stream_answer(
         targets = injected_targets(passages, values.get("question", ""))
         guard = StreamGuard(targets) if targets else None
     result = yield from _generate(ctx, tracer, prompt, values, guard, step, title, parent_id)
-    text = result.text.strip()
-    check = check_answer(text, passages, values.get("question", ""))
+    checked, question = passages if check_passages is None else check_passages, values.get("question", "")
+    check = check_answer(result.text.strip(), checked, question)
+    if finish is not None and check.text != WITHHELD:
+        # What ``finish`` appends passes the same check: nothing reaches the answer after it.
+        check = check.then(check_answer(finish(check.text), checked, question))
+    text = check.text
     if check.changed:
-        text = check.text
         yield from _check_warnings(tracer, check, step)
-    if finish is not None and text != WITHHELD:
-        text = finish(text)
     if not text.strip():
         yield empty_answer_warning(tracer, f"The model wrote no answer (it stopped: "
                                            f"{result.finish_reason or 'unknown reason'}).", step)
@@ -170,6 +174,16 @@ def _unsourced_warning(tracer: Tracer, names: list[str], step: str) -> StepEvent
                                                "mentions: that part may come from the model's own "
                                                "knowledge, not from your sources."),
                         "Names not in the sources", parent_id=step)
+
+
+def checked_text(tracer: Tracer, text: str, passages: list[Document], question: str,
+                 step: str) -> Generator[StepEvent, None, str]:
+    """``text``, an answer a method wrote without ``stream_answer`` (a chain's own conclusion), after the same
+    check against the instructions in ``passages``; a warning event for whatever it removed."""
+    check = check_answer(text, passages, question)
+    if check.changed:
+        yield from _check_warnings(tracer, check, step)
+    return check.text
 
 
 def _check_warnings(tracer: Tracer, check, step: str) -> Iterator[StepEvent]:

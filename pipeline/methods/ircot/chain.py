@@ -18,13 +18,15 @@ from models.errors import LLMCallError
 from models.llm import ChatResult, llm_cost
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.answering import NO_ANSWER, cited_numbers, empty_answer_warning, retrieve_step, stream_answer
+from pipeline.answering import (NO_ANSWER, checked_text, cited_numbers, empty_answer_warning, retrieve_step,
+                                stream_answer)
 from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.payloads import AnswerPayload, ChainExtras, HopPayload, WarningPayload, passage_refs
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
 from pipeline.retrieval import deduplicate
 from pipeline.text import first_sentence, has_complete_sentence, strip_citations
+from pipeline.untrusted import check_answer
 
 if TYPE_CHECKING:
     from pipeline.fold import RunState
@@ -270,6 +272,9 @@ def _conclude(ctx: RunContext, cfg: IRCoTSettings, tracer: Tracer, prompt, quest
         reasoning.append(" ".join(result.text.split()))
         conclusion = extract_answer(result.text) or first_sentence(result.text)
     text = conclusion if ctx.settings.answer_style == "short" else " ".join(reasoning)
+    text = yield from checked_text(tracer, text, pool, question, step)
+    if conclusion:
+        conclusion = check_answer(conclusion, pool, question).text
     if not text.strip():
         yield empty_answer_warning(tracer, "The model wrote no conclusion.", step)
         text = NO_ANSWER

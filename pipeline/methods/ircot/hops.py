@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Iterator
 from langchain_core.documents import Document
 
 from models.llm import llm_cost
-from pipeline.answering import NO_ANSWER, stream_answer
+from pipeline.answering import NO_ANSWER, checked_text, stream_answer
 from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.methods.ircot.compare import Outcome, compare, yes_no
@@ -217,6 +217,8 @@ def _answer(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", question: str
     extras = ChainExtras(reader="hops", hops=facts, collected=passage_refs(pool), short_answer=answer)
     if answer is not None and ctx.settings.answer_style == "short":
         step = tracer.new_id("a")
+        answer = yield from checked_text(tracer, answer, read, question, step)
+        extras = extras.model_copy(update={"short_answer": answer})
         used = [plan.answer] if plan.answer is not None else list(plan.compare[1:])
         cited = [evidence.index(hops[k].evidence) + 1 for k in used if hops[k].evidence in evidence]
         yield tracer.event(AnswerPayload(answer=answer, citations=cited, passages=passage_refs(evidence),

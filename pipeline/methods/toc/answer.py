@@ -51,8 +51,14 @@ def write_answer(ctx: RunContext, tracer: Tracer, question: str, root: Node, nod
     # ("WW1" where passages say "First World War"): the support check reads what OneR would read as well, and
     # accepts a kept interpretation's question, restated in the passages' words, in place of the question.
     retrieved = passages + [p for p in pool[: ctx.settings.top_k] if p.id not in {q.id for q in passages}]
+    # The covering sentences repeat the readings' answers, read from their own passages (which may be past the
+    # answer's few): the answer check reads those passages' instructions too.
+    checked = list(retrieved)
+    for read in (p for n in chosen for p in (n.source, n.evidence) if p is not None):
+        if read.id not in {p.id for p in checked}:
+            checked.append(read)
     yield from stream_answer(ctx, tracer, load_prompt("toc_answer"), values, passages, parent_id=root.id,
-                             title="Answer", finish=cover, support_passages=retrieved,
+                             title="Answer", finish=cover, support_passages=retrieved, check_passages=checked,
                              support_questions=[n.question for n in chosen],
                              extras=TreeExtras(unambiguous=False, interpretations=interpretations))
 
