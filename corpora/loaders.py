@@ -50,9 +50,19 @@ def _decode_text(data: bytes, name: str) -> str:
         ) from None
 
 
+# A level-1 ATX heading: "# Title" (closing hashes dropped in Python). Linear: the earlier
+# r"^\s{0,3}#\s+(.+?)\s*#*\s*$" took 88 s on "# a" followed by 5,000 spaces (its three quantifiers over the same
+# spaces tried every split), and about 8 times as long for each doubling.
+_HEADING = re.compile(r"^[ \t]{0,3}#[ \t]+(\S[^\n]*)", flags=re.MULTILINE)
+MAX_TITLE_CHARS = 300  # a longer "title" (a PDF's metadata, an HTML <title>) is cut: titles go into every passage
+
+
 def _first_heading(text: str) -> str | None:
-    match = re.search(r"^\s{0,3}#\s+(.+?)\s*#*\s*$", text, flags=re.MULTILINE)
-    return match.group(1).strip() if match else None
+    match = _HEADING.search(text)
+    if not match:
+        return None
+    heading = match.group(1).strip()
+    return heading.rstrip("#").strip() or heading
 
 
 def _load_text(path: Path) -> LoadedFile:
@@ -65,7 +75,7 @@ def _load_text(path: Path) -> LoadedFile:
 
 def _load_pdf(path: Path) -> LoadedFile:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PyPdfError
 
     try:
         reader = PdfReader(path)
@@ -75,7 +85,7 @@ def _load_pdf(path: Path) -> LoadedFile:
         title = (reader.metadata.title if reader.metadata else None) or path.stem
     except UnreadableFile:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:  # PyPdfError: LimitReachedError too
         raise UnreadableFile(f"{path.name}: the PDF is damaged or not a PDF ({exc}).") from None
     if not any(page.text for page in pages):
         raise UnreadableFile(
@@ -103,17 +113,52 @@ def _load_html(path: Path) -> LoadedFile:
 
 def _load_docx(path: Path) -> LoadedFile:
     import zipfile
+    import zlib
 
     import docx
     from docx.opc.exceptions import PackageNotFoundError
+    from lxml.etree import XMLSyntaxError
 
+    check_unzipped_size(path, path.name)  # python-docx inflates every part in memory
     try:
         document = docx.Document(str(path))
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+        blocks, tables = docx_blocks(document)
+        title = document.core_properties.title or path.stem
+    except (PackageNotFoundError, zipfile.BadZipFile, zlib.error, XMLSyntaxError, KeyError, ValueError) as exc:
+        if "memory allocation failed" in str(exc).lower():  # libxml2 out of memory: not a damaged file
+            raise MemoryError(str(exc)) from None
         raise UnreadableFile(f"{path.name}: the Word file is damaged or not a .docx file ({exc}).") from None
-    blocks, tables = docx_blocks(document)
-    title = document.core_properties.title or path.stem
     return LoadedFile(title=title, pages=[Page("\n".join(blocks))], tables=tables)
+
+
+# A .docx of 50 MB (the upload limit) whose parts unpack to more than this is refused before python-docx reads it
+# (it inflates every part in memory, and its XML trees take several times their text): a compressed bomb of a few
+# MB can declare gigabytes. Python's zipfile never inflates a part beyond its declared size (a part that does
+# fails its CRC check), so the declared sizes bound what reading costs.
+MAX_UNZIPPED_BYTES = 250_000_000
+MAX_ZIP_PARTS = 10_000
+
+
+def check_unzipped_size(path: Path, name: str, limit: int = MAX_UNZIPPED_BYTES) -> None:
+    """Raise ``UnreadableFile`` when the zip file at ``path`` declares more than ``limit`` bytes unpacked, or
+    more than ``MAX_ZIP_PARTS`` parts; read from its directory alone, nothing inflated. A file that is not a zip
+    passes (its reader says what is wrong with it)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            parts = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return
+    unpacked = sum(part.file_size for part in parts)
+    packed = sum(part.compress_size for part in parts)
+    if unpacked > limit:
+        raise UnreadableFile(
+            f"{name}: unpacks to {unpacked / 1e6:,.0f} MB from {packed / 1e6:,.1f} MB, over the {limit / 1e6:.0f} MB "
+            "this app reads from one Word file (a compressed bomb?); nothing of it was stored.")
+    if len(parts) > MAX_ZIP_PARTS:
+        raise UnreadableFile(f"{name}: holds {len(parts):,} parts, over the {MAX_ZIP_PARTS:,} this app reads from "
+                             "one Word file; nothing of it was stored.")
 
 
 _LOADERS = {
@@ -144,4 +189,7 @@ def load_file(path: Path | str, display_name: str | None = None) -> LoadedFile:
         raise UnreadableFile(f"{name}: cannot be read ({exc.strerror or exc}).") from None
     if not any(page.text.strip() for page in loaded.pages) and not loaded.tables:
         raise UnreadableFile(f"{name}: contains no text.")
-    return loaded
+    title = " ".join(str(loaded.title).split())
+    if len(title) > MAX_TITLE_CHARS:
+        title = title[: MAX_TITLE_CHARS - 1].rstrip() + "…"
+    return loaded if title == loaded.title else LoadedFile(title, loaded.pages, loaded.tables)

@@ -1,4 +1,5 @@
-"""Splitting loaded files into passages of about 100-200 words, each with its provenance and a content id."""
+"""Splitting loaded files into passages of about 100-200 words (and at most ``MAX_PASSAGE_CHARS`` characters),
+each with its provenance and a content id."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ _CJK = re.compile("[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\
 # A passage's length is at least its characters over this (English averages about six characters a word), so a
 # text without spaces (a base64 blob, a long URL list) is cut too.
 CHARS_PER_WORD = 8
+# No passage is longer than this, whatever its words: the splitter sums the lengths of the pieces it merges, and
+# 160 words of 15 letters each count as 160 words (each under CHARS_PER_WORD twice) but make 2,560 characters.
+MAX_PASSAGE_CHARS = PASSAGE_WORDS * CHARS_PER_WORD
 
 
 def passage_length(text: str) -> int:
@@ -53,6 +57,20 @@ def file_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _within_chars(text: str, limit: int = MAX_PASSAGE_CHARS) -> list[str]:
+    """``text`` (spaces normalised) in pieces of at most ``limit`` characters, cut at the last space of each
+    (anywhere when its second half has none)."""
+    pieces = []
+    while len(text) > limit:
+        cut = text.rfind(" ", limit // 2, limit + 1)
+        cut = cut if cut > 0 else limit
+        pieces.append(text[:cut].rstrip())
+        text = text[cut:].lstrip()
+    if text:
+        pieces.append(text)
+    return pieces
+
+
 def split_file(
     loaded: LoadedFile,
     *,
@@ -66,10 +84,8 @@ def split_file(
     splitter = splitter or make_splitter()
     passages: list[Document] = []
     for page in loaded.pages:
-        for chunk in splitter.split_text(page.text):
-            chunk = " ".join(chunk.split())
-            if not chunk:
-                continue
+        chunks = [piece for text in splitter.split_text(page.text) for piece in _within_chars(" ".join(text.split()))]
+        for chunk in chunks:
             position = len(passages)
             metadata = {
                 "title": loaded.title,

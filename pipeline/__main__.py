@@ -18,6 +18,7 @@ import argparse
 import getpass
 import logging
 import os
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -26,6 +27,7 @@ from tqdm import tqdm
 
 from corpora.demo import DEMO_COLLECTION
 from corpora.ingest import ingest_files
+from corpora.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS, ParseLimits
 from corpora.store import CollectionError
 from models.errors import ModelError
 from models.registry import BUNDLED, prepare_bundled
@@ -127,7 +129,10 @@ def _ask(args) -> int:
 
 def _ingest(args) -> int:
     """Files are keyed by their path relative to the current directory when inside it (``docs/README.md`` and
-    ``README.md`` are two files), else by their own name; one line is printed per file as it finishes."""
+    ``README.md`` are two files), else by their own name; one line is printed per file as it finishes. Each file
+    is read in a child process within ``--parse-memory-mb`` and ``--parse-seconds``. Ctrl-C stops the ingest
+    (the file being read or stored is dropped whole; a second Ctrl-C stops at once) and ends with one line
+    saying what was stored and what not, exit code 130."""
 
     here = Path(os.path.abspath(os.getcwd()))
 
@@ -138,7 +143,12 @@ def _ingest(args) -> int:
         except ValueError:
             return full.name
 
+    finished = []
+
     def show(outcome) -> None:
+        finished.append(outcome)
+        if outcome.status == "cancelled":  # counted in the last line
+            return
         note = outcome.message.removeprefix(f"{outcome.name}: ")
         text = note if outcome.status == "failed" else \
             f"{outcome.passages} passages" + (f" ({note.rstrip('.')})" if note else "")
@@ -151,13 +161,47 @@ def _ingest(args) -> int:
     if new or args.owner is not None or args.visibility is not None:
         runtime.access.set(args.collection, owner=args.owner if args.owner is not None else ("" if new else None),
                            visibility=args.visibility or (PRIVATE if new else None))
+    files = [(Path(f), key(f)) for f in args.files]
+    limits = ParseLimits(memory_mb=args.parse_memory_mb, seconds=args.parse_seconds)
+    cancel = threading.Event()
+
+    def interrupted(_signum, _frame) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        tqdm.write("Stopping: the file being read or stored is dropped whole (Ctrl-C again to stop at once).",
+                   file=sys.stderr)
+
     bar = ProgressBar(f"Ingesting into {args.collection}")
+    previous = signal.signal(signal.SIGINT, interrupted) if threading.current_thread() is threading.main_thread() \
+        else None
     try:
-        outcomes = ingest_files(collection, [(Path(f), key(f)) for f in args.files], bar,
-                                replace=args.replace, on_file=show, keep_folders=True)
+        outcomes = ingest_files(collection, files, bar, replace=args.replace, on_file=show, keep_folders=True,
+                                limits=limits, cancel=cancel)
+    except KeyboardInterrupt:
+        outcomes = None
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
         bar.close()
+    if outcomes is None or any(o.status == "cancelled" for o in outcomes):
+        print(_stopped_summary(args.collection, len(files), finished), flush=True)
+        return 130
     return 1 if any(o.status == "failed" for o in outcomes) else 0
+
+
+def _stopped_summary(collection: str, total: int, finished: list) -> str:
+    """One line for an ingest stopped part-way: how many files are in the collection, how many not, which."""
+    stored = [o.name for o in finished if o.status in ("added", "replaced", "completed", "unchanged")]
+    failed = sum(o.status == "failed" for o in finished)
+    not_added = [o.name for o in finished if o.status == "cancelled"]
+    unreported = total - len(finished)  # a second Ctrl-C: the files not reached have no outcome
+    missing = len(not_added) + unreported
+    shown = not_added[:3]
+    names = ", ".join(shown) + (f" and {missing - len(shown)} more" if missing > len(shown) else "") if shown else ""
+    return (f"stopped: {len(stored)} of {total} files are in '{collection}'"
+            + (f", {failed} failed" if failed else "")
+            + f"; {missing} not added" + (f" ({names})" if names else "") + ".")
 
 
 def _collections(args) -> int:
@@ -268,6 +312,12 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--owner", default=None, help="the account that owns the collection (default: the admins)")
     ingest.add_argument("--visibility", choices=VISIBILITIES, default=None,
                         help="who may read it on a shared server (a new collection: private)")
+    ingest.add_argument("--parse-memory-mb", type=int, default=DEFAULT_MEMORY_MB,
+                        help="memory (address space) that reading one file may take; over it the file fails alone "
+                             "(default: %(default)s; 0: no limit)")
+    ingest.add_argument("--parse-seconds", type=float, default=DEFAULT_SECONDS,
+                        help="time that reading one file may take; over it the file fails alone "
+                             "(default: %(default)s; 0: no limit)")
     ingest.set_defaults(handler=_ingest)
 
     command("collections", "list collections").set_defaults(handler=_collections)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from corpora.demo import ensure_demo_collection
+from corpora.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 from corpora.store import CollectionStore
 from models.cancel import wait_cancellable
 from models.catalog import ModelCatalog, ModelOption, default_models_dir
@@ -83,6 +84,10 @@ class RuntimeConfig:
     max_waiting: int = 0  # questions that may wait for a turn in the app; one more is told the server is busy
     max_upload_bytes_per_person: int = 0  # file bytes a person who is not an admin may keep (0: no limit)
     keep_traces_days: float = 0  # the app deletes saved traces older than this, hourly (0: keeps them)
+    # Reading one added file, in a child process (corpora/isolated.py): its address space and wall-clock time.
+    # Over either, the file fails alone with a one-line reason (0: no limit).
+    parse_memory_mb: int = DEFAULT_MEMORY_MB
+    parse_seconds: float = DEFAULT_SECONDS
 
 
 class Runtime:

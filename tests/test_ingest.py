@@ -343,3 +343,117 @@ def test_a_long_run_of_characters_without_spaces_is_cut_too(files):
     passages = split_file(load_file(files / "blob.txt"), source="blob.txt",
                           content_sha256=file_sha256((files / "blob.txt").read_bytes()))
     assert len(passages) > 100 and max(len(p.page_content) for p in passages) <= 1_500
+
+
+@pytest.mark.parametrize("name, text", [
+    ("blob.txt", "QUJD" * 50_000),  # no spaces at all
+    ("hex.txt", "a1b2c3d4 " * 22_300),  # short words of 8 characters: 1,439 characters a passage before the bound
+    ("words.txt", "abcdefghijklmno " * 12_500),
+    ("urls.txt", " ".join(f"https://example.com/{i}/item?q={i * 7}" for i in range(6_000))),
+])
+def test_no_passage_is_longer_than_the_character_bound(files, name, text):
+    from corpora.splitting import MAX_PASSAGE_CHARS, file_sha256, split_file
+
+    assert len(text) >= 200_000
+    (files / name).write_text(text, encoding="utf-8")
+    passages = split_file(load_file(files / name), source=name,
+                          content_sha256=file_sha256((files / name).read_bytes()))
+    assert max(len(p.page_content) for p in passages) <= MAX_PASSAGE_CHARS == 1280
+    # nothing lost: every character but the spaces is in a passage (overlap may repeat some)
+    assert sum(len(p.page_content.replace(" ", "")) for p in passages) >= len(text.replace(" ", ""))
+
+
+@pytest.mark.parametrize("name, sentence", [
+    ("chinese.txt", "北京是中华人民共和国的首都，也是全国的政治、文化中心。"),
+    ("japanese.txt", "東京は日本の首都であり、世界最大の都市圏の一つです。"),
+    ("english.txt", PARAGRAPH),
+])
+def test_passages_fit_the_embedders_window_in_model_tokens(files, name, sentence):
+    """all-MiniLM-L6-v2 reads 256 tokens of a passage (its max_seq_length); what is beyond is not embedded."""
+    from tokenizers import Tokenizer
+
+    from corpora.splitting import file_sha256, split_file
+    from models.embeddings import bundled_embedder_path
+
+    tokenizer = Tokenizer.from_file(str(bundled_embedder_path() / "tokenizer.json"))
+    tokenizer.no_truncation()
+    (files / name).write_text(" ".join(sentence for _ in range(400)), encoding="utf-8")
+    passages = split_file(load_file(files / name), source=name,
+                          content_sha256=file_sha256((files / name).read_bytes()))
+    tokens = [len(tokenizer.encode(p.page_content).ids) for p in passages]
+    assert len(passages) > 10 and max(tokens) <= 256, max(tokens)
+
+
+MEGABYTE = 1_000_000
+
+
+def _megabyte(unit):
+    return (unit * (MEGABYTE // len(unit) + 1))[:MEGABYTE]
+
+
+def _regex_cases():
+    from corpora.loaders import _first_heading
+    from corpora.tables import _PATH_OPERATOR, markdown_tables
+
+    return {
+        # The heading's regular expression took 88 s on "# a" and 5,000 spaces (about 8 times as long for each
+        # doubling); the table delimiter's was quadratic in a line of spaces.
+        "heading, spaces then a letter": (_first_heading, "# a" + " " * MEGABYTE + "x"),
+        "heading, tabs and spaces": (_first_heading, "# a" + _megabyte(" \t") + "x"),
+        "heading, hashes and spaces": (_first_heading, "# a" + _megabyte(" #") + "x"),
+        "heading, empty headings": (_first_heading, _megabyte("#  \n")),
+        "table delimiter, spaces": (markdown_tables, "a|b\n" + " " * MEGABYTE + "x"),
+        "table delimiter, spaces and pipes": (markdown_tables, "a|b\n" + _megabyte(" | ") + "x"),
+        "table delimiter, cells": (markdown_tables, "a|b\n" + _megabyte("| --- ") + "x"),
+        "table delimiter, dashes": (markdown_tables, "a|b\n|" + "-" * MEGABYTE + "x"),
+        "table cells, escaped pipes": (markdown_tables, "a|b\n|---|---|\n" + _megabyte("\\|")),
+        "PDF path operators, spaces": (_PATH_OPERATOR.search, b"1" + b" " * MEGABYTE + b"x"),
+        "PDF path operators, numbers": (_PATH_OPERATOR.search, _megabyte("1 ").encode() + b"x"),
+    }
+
+
+@pytest.mark.parametrize("case", list(_regex_cases()))
+def test_each_regex_over_document_text_takes_a_megabyte_within_a_second(case):
+    import time
+
+    function, text = _regex_cases()[case]
+    start = time.perf_counter()
+    function(text)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_a_megabyte_title_is_cut_before_it_reaches_the_graphs_title_regex(tmp_path):
+    """graph_build's trailing-qualifier regular expression is quadratic in a title of "(" (0.4 s for 40,000):
+    titles are cut to MAX_TITLE_CHARS when a file is loaded."""
+    import time
+
+    from corpora.graph_build import title_tokens
+    from corpora.loaders import MAX_TITLE_CHARS
+
+    (tmp_path / "title.html").write_text(f"<html><head><title>{'(' * MEGABYTE}a</title></head><body><p>Body "
+                                         "text.</p></body></html>", encoding="utf-8")
+    (tmp_path / "title.md").write_text("# " + "(" * MEGABYTE + "a\n\nBody text.\n", encoding="utf-8")
+    for name in ("title.html", "title.md"):
+        title = load_file(tmp_path / name).title
+        assert len(title) == MAX_TITLE_CHARS and title.endswith("(…")
+        start = time.perf_counter()
+        title_tokens(title)
+        assert time.perf_counter() - start < 0.1
+
+
+@pytest.mark.parametrize("unit", ["。", "a", " ", ". ", "\n", "QUJD", "a1b2c3d4 ", "北京，"])
+def test_splitting_takes_time_linear_in_the_texts_length(unit):
+    import time
+
+    from corpora.loaders import LoadedFile, Page
+    from corpora.splitting import split_file
+
+    def seconds(size):
+        text = (unit * (size // len(unit) + 1))[:size]
+        start = time.perf_counter()
+        split_file(LoadedFile("t", [Page(text)]), source="t.txt", content_sha256="ab" * 32)
+        return time.perf_counter() - start
+
+    small = seconds(20_000)
+    # Linear work takes about 10 times as long for 10 times the text; quadratic about 100 times.
+    assert seconds(200_000) < 30 * max(small, 0.005), unit

@@ -27,12 +27,14 @@ _FIX = "Fix: stop that process, use another --data-dir, or share collections bet
        "Chroma server with --chroma-url."
 
 
-def _child(script: str, *args: str) -> subprocess.Popen:
-    """Start ``python -c script args...``; its output lines arrive in ``process.lines`` (a queue; None at
-    the end), read by a thread so that the test never blocks on a pipe."""
+def _child(script: str, *args: str, **popen) -> subprocess.Popen:
+    """Start ``python -c script args...`` (``popen``: more arguments for ``subprocess.Popen``); its output lines
+    arrive in ``process.lines`` (a queue; None at the end), read by a thread so that the test never blocks on a
+    pipe."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
-    process = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), *map(str, args)], cwd=REPO,
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), *map(str, args)],
+                               **{"cwd": REPO, **popen}, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
     process.lines = queue.Queue()
 
     def pump() -> None:
@@ -120,6 +122,38 @@ def test_a_process_killed_mid_ingest_leaves_the_file_absent_and_the_next_ingest_
     (version,) = collection.file_versions("big.txt")
     assert version.complete and version.stored == expected
     assert ingest_files(collection, [(big, "big.txt")])[0].status == "unchanged"
+
+
+_CLI = """
+    import sys
+    from pipeline.__main__ import main
+
+    sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_ctrl_c_during_a_cli_ingest_ends_with_one_line_and_keeps_the_files_stored_before(tmp_path, embeddings):
+    """Ctrl-C reaches the terminal's whole process group: the CLI, the forkserver and any reading child. The file
+    being stored is removed again, the ones stored before stay, and one line says so; no traceback."""
+    data = tmp_path / "data"
+    (tmp_path / "small.txt").write_text("The lighthouse of Alexandria was one of the seven wonders.", encoding="utf-8")
+    _big_file(tmp_path / "big.txt")
+    (tmp_path / "later.txt").write_text("Gothenburg is the largest port in the Nordic countries.", encoding="utf-8")
+    cli = _child(_CLI, "--data-dir", data, "ingest", "harbours", "small.txt", "big.txt", "later.txt",
+                 cwd=tmp_path, start_new_session=True)
+    try:
+        assert _read_line(cli) == "added     small.txt: 1 passages"
+        os.killpg(cli.pid, signal.SIGINT)  # while big.txt is embedded: 3 batches or more
+        assert _read_line(cli) == "stopped: 1 of 3 files are in 'harbours'; 2 not added (big.txt, later.txt)."
+        assert cli.wait(timeout=60) == 130
+        errors = cli.stderr.read()
+    finally:
+        _kill(cli)
+    assert "Stopping: the file being read or stored is dropped whole" in errors
+    assert "Traceback" not in errors and "KeyboardInterrupt" not in errors
+    collection = CollectionStore(data, embeddings).open("harbours")
+    assert collection.files() == {"small.txt": 1} and collection.count() == 1
+    assert collection.file_versions("big.txt") == []
 
 
 _HOLD = """

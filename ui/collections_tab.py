@@ -3,10 +3,13 @@ may read a collection. Every function takes the person asking and checks, here i
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from corpora.ingest import ingest_files, safe_source_name
+from corpora.isolated import ParseLimits
 from corpora.store import CollectionError, validate_collection_name
 from pipeline.access import PRIVATE, VISIBILITIES
 from pipeline.accounts import Person
@@ -15,7 +18,8 @@ from pipeline.escaping import esc
 
 _STATUS = {"added": "added", "replaced": "replaced (the other file of that name removed)",
            "completed": "completed (an earlier ingest had stopped part-way)", "unchanged": "already there",
-           "failed": "not added"}
+           "failed": "not added", "cancelled": "stopped"}
+_STORED = ("added", "replaced", "completed", "unchanged")
 
 
 OWNER_HEADERS = ["collection", "files", "passages", "owner", "who can read it"]
@@ -72,10 +76,13 @@ def set_visibility(runtime: Runtime, person: Person, name: str | None, visibilit
 
 
 def add_files(runtime: Runtime, person: Person, name: str | None, uploads: list,
-              progress: Callable[[int, int, str], None], replace: bool = False) -> str:
+              progress: Callable[[int, int, str], None], replace: bool = False,
+              cancel: threading.Event | None = None) -> str:
     """Ingest uploaded files into collection ``name``; an HTML report with one line per file (errors included:
     the other files still go in). A file whose name is in the collection with other content is refused unless
-    ``replace``."""
+    ``replace``. Each file is read in a child process within the server's limits (``parse_memory_mb``,
+    ``parse_seconds``). Setting ``cancel`` (a Stop button, ``IngestStops``) stops the ingest: the files stored
+    by then stay, the rest are reported as stopped."""
     if not name:
         raise CollectionError("Choose or create a collection first.")
     runtime.access.check_change(person, name)
@@ -84,18 +91,63 @@ def add_files(runtime: Runtime, person: Person, name: str | None, uploads: list,
     files = [(Path(_path(u)), _display_name(u)) for u in uploads]
     sizes = {safe_source_name(display): _size(path) for path, display in files}
     _check_upload_bytes(runtime, person, sum(sizes.values()))
-    outcomes = ingest_files(runtime.store.open(name), files, progress=progress, replace=replace)
+    limits = ParseLimits(memory_mb=runtime.config.parse_memory_mb, seconds=runtime.config.parse_seconds)
+    outcomes = ingest_files(runtime.store.open(name), files, progress=progress, replace=replace, limits=limits,
+                            cancel=cancel)
     for outcome in outcomes:
         if outcome.status in ("added", "replaced", "completed") and outcome.name in sizes:
             runtime.access.record_file(name, outcome.name, sizes[outcome.name])
     lines = []
     for outcome in outcomes:
-        detail = esc(outcome.message) if outcome.status == "failed" else f"{outcome.passages} passages"
+        detail = esc(outcome.message) if outcome.status in ("failed", "cancelled") else f"{outcome.passages} passages"
         lines.append(f'<li class="outcome outcome-{outcome.status}"><b>{esc(outcome.name)}</b>: '
                      f'{_STATUS.get(outcome.status, outcome.status)} — {detail}</li>')
-    failed = sum(o.status == "failed" for o in outcomes)
-    summary = f"{len(outcomes) - failed} of {len(outcomes)} files are in '{esc(name)}'."
+    stored = sum(o.status in _STORED for o in outcomes)
+    summary = f"{stored} of {len(outcomes)} files are in '{esc(name)}'."
+    stopped = sum(o.status == "cancelled" for o in outcomes)
+    if stopped:
+        summary += f" The ingest was stopped: {stopped} not added."
     return f'<div class="ingest-report"><p>{summary}</p><ul>{"".join(lines)}</ul></div>'
+
+
+class IngestStops:
+    """The Stop switch of each browser session's ingest, keyed by the session (``gr.Request.session_hash``):
+    ``running(key)`` holds a fresh switch while that session's ingest runs (pass it to ``add_files``), and
+    ``stop(key)`` sets it. A Stop with no ingest of that session running changes nothing (so it cannot stop a
+    later ingest)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._switches: dict[str, threading.Event] = {}
+
+    @contextmanager
+    def running(self, key: str) -> Iterator[threading.Event]:
+        switch = threading.Event()
+        with self._lock:
+            self._switches[key] = switch
+        try:
+            yield switch
+        finally:
+            with self._lock:
+                if self._switches.get(key) is switch:
+                    del self._switches[key]
+
+    def stop(self, key: str) -> bool:
+        """Stop the ingest of session ``key``; whether one was running."""
+        with self._lock:
+            switch = self._switches.get(key)
+        if switch is None:
+            return False
+        switch.set()
+        return True
+
+
+def stop_ingest(stops: IngestStops, key: str) -> str:
+    """The Stop button's message: the ingest of this browser session is being stopped, or none is running."""
+    if stops.stop(key):
+        return ("Stopping the ingest: the file being read or stored is dropped whole; the files already added "
+                "stay. The report follows.")
+    return "No ingest of yours is running here."
 
 
 def delete_file(runtime: Runtime, person: Person, name: str | None, file: str | None) -> str:
