@@ -186,7 +186,8 @@ def _shared_app(tmp_path, embeddings, model=None, **config):
 NO_COLLECTION = {"stop": "sets the caller's own Stop switch", "new_conversation": "clears the caller's own chat",
                  "replay": "reads a trace file the caller uploads", "show_compared": "shows or hides a list",
                  "closed": "frees the closed page's own place in the waiting line",
-                 "admit": "tells the caller why their own question was refused"}
+                 "admit": "tells the caller why their own question was refused",
+                 "stop_ingest_clicked": "stops the caller's own ingest, keyed by their browser session"}
 CHECKED = {"on_load", "example", "submit", "answer", "show_files", "create_clicked", "add_clicked",
            "delete_file_clicked", "delete_collection_clicked", "visibility_clicked"}
 

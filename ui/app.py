@@ -293,7 +293,10 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
                                       elem_id="uploads")
                     replace_files = gr.Checkbox(False, label="Replace files with the same name",
                                                 elem_id="replace-files")
-                    add_button = gr.Button("Add files to the collection", variant="primary", elem_id="add-files")
+                    with gr.Row():
+                        add_button = gr.Button("Add files to the collection", variant="primary",
+                                               elem_id="add-files")
+                        stop_ingest_button = gr.Button("Stop adding", variant="stop", elem_id="stop-ingest")
                     report = gr.HTML("", elem_id="ingest-report")
                     with gr.Accordion("Delete files or the collection", open=False, elem_id="delete-panel"):
                         file_choice = gr.Dropdown([], label="File", elem_id="file-choice")
@@ -354,8 +357,16 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         def create_clicked(request: gr.Request, name):
             return guarded(do_create, request, name)
 
+        ingest_stops = coll.IngestStops()
+
         def add_clicked(request: gr.Request, name, files, replace, progress=gr.Progress()):
-            return guarded(do_add, request, name, files, replace, progress=progress)
+            with ingest_stops.running(request.session_hash) as cancel:
+                return guarded(do_add, request, name, files, replace, cancel, progress=progress)
+
+        def stop_ingest_clicked(request: gr.Request):
+            """Stop this browser session's own ingest (never another's): the file being read or stored is dropped
+            whole, the files already added stay."""
+            gr.Info(coll.stop_ingest(ingest_stops, request.session_hash))
 
         def delete_file_clicked(request: gr.Request, name, file):
             return guarded(do_delete_file, request, name, file)
@@ -369,10 +380,11 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         def do_create(person, name, progress):
             return f"<p>{esc(coll.create_collection(runtime, person, name))}</p>", (name or "").strip()
 
-        def do_add(person, name, files, replace, progress):
+        def do_add(person, name, files, replace, cancel, progress):
             def report_progress(done, total, what):
                 progress((done, total), desc=f"Embedding passages of {what}", unit="passages")
-            return coll.add_files(runtime, person, name, files, report_progress, replace=replace), name
+            return coll.add_files(runtime, person, name, files, report_progress, replace=replace,
+                                  cancel=cancel), name
 
         def do_delete_file(person, name, file, progress):
             return f"<p>{esc(coll.delete_file(runtime, person, name, file))}</p>", name
@@ -386,6 +398,8 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         create_button.click(create_clicked, [new_name], listing, queue=False, api_name="create_collection")
         add_button.click(add_clicked, [chosen, uploads, replace_files], listing, concurrency_id="ingest",
                          concurrency_limit=1, api_name="add_files")
+        # Not queued: the add it stops holds the ingest slot, and a queued Stop would wait behind it.
+        stop_ingest_button.click(stop_ingest_clicked, None, None, queue=False, api_name="stop_ingest")
         delete_file_button.click(delete_file_clicked, [chosen, file_choice], listing, queue=False,
                                  api_name="delete_file")
         delete_coll_button.click(delete_collection_clicked, [chosen, confirm], listing, queue=False,
