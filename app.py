@@ -25,6 +25,7 @@ import logging
 import sys
 from pathlib import Path
 
+from corpora.isolated import add_limit_arguments
 from models.errors import ModelError
 from pipeline.accounts import ANONYMOUS, PERSONAL, SHARED, Accounts, People
 from pipeline.housekeeping import TraceCleaner
@@ -77,6 +78,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--keep-traces-days", type=float, default=7,
                         help="saved traces older than this are deleted, checked every hour; uploads left in "
                              "Gradio's cache are deleted after a day (default: 7; 0: keep traces)")
+    add_limit_arguments(parser)
     who = parser.add_mutually_exclusive_group()
     who.add_argument("--shared", action="store_true",
                      help="a server for several people: login with the accounts of `python -m pipeline users`")
@@ -113,21 +115,27 @@ def people_for(args: argparse.Namespace) -> People:
     return People(PERSONAL)
 
 
+def config_for(args: argparse.Namespace) -> RuntimeConfig:
+    """The server's settings from its command line."""
+    return RuntimeConfig(
+        data_dir=Path(args.data_dir), model=args.model, chroma_url=args.chroma_url,
+        models_dir=Path(args.models_dir) if args.models_dir else None, endpoints=tuple(args.endpoint),
+        models_config=Path(args.models_config) if args.models_config else None,
+        max_loaded_models=args.max_loaded_models, max_runs=args.max_runs,
+        max_question_chars=args.max_question_chars, max_runs_per_person=args.max_runs_per_person,
+        max_collections_per_person=args.max_collections_per_person, max_agent_actions=args.max_agent_actions,
+        max_toc_calls=args.max_toc_calls, max_waiting=args.max_waiting, max_run_seconds=args.max_run_seconds,
+        max_upload_bytes_per_person=int(args.max_upload_mb_per_person * 1e6),
+        keep_traces_days=args.keep_traces_days, parse_memory_mb=args.parse_memory_mb,
+        parse_seconds=args.parse_seconds)
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
     try:
         people = people_for(args)
-        runtime = Runtime(RuntimeConfig(
-            data_dir=Path(args.data_dir), model=args.model, chroma_url=args.chroma_url,
-            models_dir=Path(args.models_dir) if args.models_dir else None, endpoints=tuple(args.endpoint),
-            models_config=Path(args.models_config) if args.models_config else None,
-            max_loaded_models=args.max_loaded_models, max_runs=args.max_runs,
-            max_question_chars=args.max_question_chars, max_runs_per_person=args.max_runs_per_person,
-            max_collections_per_person=args.max_collections_per_person, max_agent_actions=args.max_agent_actions,
-            max_toc_calls=args.max_toc_calls, max_waiting=args.max_waiting, max_run_seconds=args.max_run_seconds,
-            max_upload_bytes_per_person=int(args.max_upload_mb_per_person * 1e6),
-            keep_traces_days=args.keep_traces_days))
+        runtime = Runtime(config_for(args))
         runtime.store.names()  # opens the data directory: one clear line now if it is unusable or in use
         log.info("Loading the model '%s'...", args.model)
         runtime.llm()

@@ -67,6 +67,17 @@ class ParseLimits:
         return self.memory_mb * 1024 * 1024
 
 
+def add_limit_arguments(parser) -> None:
+    """The command-line options for ``ParseLimits`` (``--parse-memory-mb``, ``--parse-seconds``), as the app
+    and ``pipeline ingest`` both take them."""
+    parser.add_argument("--parse-memory-mb", type=int, default=DEFAULT_MEMORY_MB,
+                        help="memory (address space) that reading one file may take; over it the file fails alone "
+                             "(default: %(default)s; 0: no limit)")
+    parser.add_argument("--parse-seconds", type=float, default=DEFAULT_SECONDS,
+                        help="time that reading one file may take; over it the file fails alone "
+                             "(default: %(default)s; 0: no limit)")
+
+
 class ReadCancelled(Exception):
     """The ingest was stopped while a file was being read; its child has been killed."""
 

@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from corpora.demo import DEMO_COLLECTION
 from corpora.ingest import ingest_files
-from corpora.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS, ParseLimits
+from corpora.isolated import ParseLimits, add_limit_arguments
 from corpora.store import CollectionError
 from models.errors import ModelError
 from models.registry import BUNDLED, prepare_bundled
@@ -312,12 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--owner", default=None, help="the account that owns the collection (default: the admins)")
     ingest.add_argument("--visibility", choices=VISIBILITIES, default=None,
                         help="who may read it on a shared server (a new collection: private)")
-    ingest.add_argument("--parse-memory-mb", type=int, default=DEFAULT_MEMORY_MB,
-                        help="memory (address space) that reading one file may take; over it the file fails alone "
-                             "(default: %(default)s; 0: no limit)")
-    ingest.add_argument("--parse-seconds", type=float, default=DEFAULT_SECONDS,
-                        help="time that reading one file may take; over it the file fails alone "
-                             "(default: %(default)s; 0: no limit)")
+    add_limit_arguments(ingest)
     ingest.set_defaults(handler=_ingest)
 
     command("collections", "list collections").set_defaults(handler=_collections)

@@ -319,3 +319,16 @@ def test_the_collections_tab_stops_an_ingest_with_its_sessions_switch_and_report
     assert runtime.store.open("notes").files() == {"one.txt": 1}
     assert coll.stop_ingest(stops, "tab-1") == "No ingest of yours is running here."  # over: nothing left to stop
     assert seen == [ParseLimits(memory_mb=2048, seconds=0.5)]
+
+
+def test_the_app_passes_its_parse_limits_to_the_server_settings(tmp_path):
+    """``app.py --parse-memory-mb/--parse-seconds`` reach the settings every upload is read with; without them
+    the defaults hold, as for ``pipeline ingest``."""
+    import app
+    from corpora.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
+
+    chosen = app.config_for(app.parse_args(["--data-dir", str(tmp_path), "--parse-memory-mb", "512",
+                                            "--parse-seconds", "7.5"]))
+    assert (chosen.parse_memory_mb, chosen.parse_seconds) == (512, 7.5)
+    default = app.config_for(app.parse_args(["--data-dir", str(tmp_path)]))
+    assert (default.parse_memory_mb, default.parse_seconds) == (DEFAULT_MEMORY_MB, DEFAULT_SECONDS)
