@@ -323,3 +323,25 @@ def test_a_chain_that_answers_another_question_than_the_one_asked_hands_over_to_
                    {"Was Torchy Blane in Panama directed by William Clemens?": "[1] yes"}, reader="READER")
     events, _ = run(llm, "Was Torchy Blane in Panama directed by William Clemens?")
     assert answer_of(events).answer == "yes"  # a yes-or-no question keeps the chain's yes
+
+
+def test_by_default_the_questions_structure_chooses_the_mode_and_the_plan_says_why():
+    """IRCoT's default mode (auto): a question reached through another thing goes hop by hop, and its plan says
+    why; a question whose wording reaches nothing through anything runs the sentence chain (no plan)."""
+    from pipeline.methods.ircot.chain import IRCoTSettings
+
+    assert IRCoTSettings().mode == "auto"
+    llm = scripted("1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2",
+                   {"Who directed Torchy Blane in Panama?": "[1] William Clemens",
+                    "Where was William Clemens born?": "[1] Saginaw, Michigan"})
+    events, _ = run(llm, "Where was the director of film Torchy Blane In Panama born?", mode="auto")
+    plans = done(events, EventKind.PLAN)
+    assert len(plans) == 1 and plans[0].payload.note.startswith("Hop by hop: it asks about something described "
+                                                                 "through something else")
+    assert answer_of(events).answer.startswith("Saginaw, Michigan")
+
+    plain = ScriptedLLM(lambda messages, options: "William Clemens was born in Saginaw [1]. So the answer is: "
+                        "Saginaw.")
+    events, _ = run(plain, "Where was William Clemens born?", mode="auto")
+    assert not done(events, EventKind.PLAN)
+    assert done(events, EventKind.HOP)

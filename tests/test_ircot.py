@@ -17,6 +17,8 @@ from pipeline.text import first_sentence, has_complete_sentence
 from pipeline.web import WebSource
 from tests.fakes import ScriptedLLM, ScriptedRetriever, ScriptedSearch, run_events, settings_with
 
+# The sentence chain's tests pin its mode: by default (auto) this question, reached through its author, goes hop
+# by hop (tests/test_hops.py).
 QUESTION = "In which city was the author of The Hobbit born?"
 
 
@@ -45,7 +47,7 @@ def reasoning_llm(sentences: list[str], answer: str = "Bloemfontein"):
 def run(llm, retriever, **ircot):
     # The scripted passages do not mention the question, so the support check (tested on its own) is off.
     ctx = RunContext(llm=llm, retriever=retriever,
-                     settings=settings_with(answer_style="short", min_support=0, ircot=ircot))
+                     settings=settings_with(answer_style="short", min_support=0, ircot={"mode": "sentences", **ircot}))
     return run_events("ircot", QUESTION, ctx)
 
 
@@ -187,7 +189,7 @@ def test_events_form_a_chain_and_the_reader_answers_from_the_best_collected_pass
                          "So the answer is: Bloemfontein."])
     ctx = RunContext(llm=llm, retriever=fresh_passages(),
                      settings=settings_with(answer_style="short", min_support=0,
-                                            ircot={"k": 3, "reader_passages": 4}),
+                                            ircot={"mode": "sentences", "k": 3, "reader_passages": 4}),
                      reranker=FirstN())
     events = run_events("ircot", QUESTION, ctx)
     root = next(e for e in events if e.kind == EventKind.RETRIEVE)
@@ -216,7 +218,7 @@ def test_reader_passages_zero_gives_the_direct_reader_every_collected_passage():
                          "So the answer is: Bloemfontein."])
     reranker = Reverse()
     ctx = RunContext(llm=llm, retriever=fresh_passages(), reranker=reranker,
-                     settings=settings_with(answer_style="short", ircot={"k": 3, "reader_passages": 0}))
+                     settings=settings_with(answer_style="short", ircot={"mode": "sentences", "k": 3, "reader_passages": 0}))
     answer = answer_event(run_events("ircot", QUESTION, ctx))
     assert reranker.calls == 0  # nothing to choose: the reader reads the whole pool, in collection order
     assert [p.id for p in answer.payload.passages] == [p.id for p in answer.payload.extras.collected]
@@ -243,7 +245,7 @@ def test_an_empty_conclusion_gives_a_clear_answer_and_a_warning():
 
 def test_long_answers_cite_the_collected_passages():
     llm = reasoning_llm(["Tolkien wrote The Hobbit [1].", "So the answer is: Bloemfontein [3]."])
-    ctx = RunContext(llm=llm, retriever=fresh_passages(), settings=settings_with(ircot={"reader": "cot"}))
+    ctx = RunContext(llm=llm, retriever=fresh_passages(), settings=settings_with(ircot={"mode": "sentences", "reader": "cot"}))
     answer = answer_event(run_events("ircot", QUESTION, ctx))
     assert answer.payload.answer == "Tolkien wrote The Hobbit [1]. So the answer is: Bloemfontein [3]."
     assert answer.payload.citations == [1, 3]
@@ -353,7 +355,7 @@ def test_passages_reader_hides_the_reasoning_but_keeps_the_cached_prefix():
 def test_context_reader_writes_a_cited_answer_in_the_long_style():
     llm = context_reader_llm(["So the answer is: Bloemfontein."], "Tolkien was born in Bloemfontein [2].")
     ctx = RunContext(llm=llm, retriever=fresh_passages(),
-                     settings=settings_with(min_support=0, ircot={"k": 2, "reader": "context"}))
+                     settings=settings_with(min_support=0, ircot={"mode": "sentences", "k": 2, "reader": "context"}))
     answer = answer_event(run_events("ircot", QUESTION, ctx))
     assert answer.payload.answer == "Tolkien was born in Bloemfontein [2]." and answer.payload.citations == [2]
     assert "citing the passages" in llm.calls[-1][0][-1]["content"]

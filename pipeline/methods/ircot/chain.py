@@ -25,6 +25,7 @@ from pipeline.events import Status, StepEvent, Tracer
 from pipeline.payloads import AnswerPayload, ChainExtras, HopPayload, WarningPayload, passage_refs
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
 from pipeline.retrieval import deduplicate
+from pipeline.routing import hop_structure_cue
 from pipeline.text import first_sentence, has_complete_sentence, strip_citations
 from pipeline.untrusted import check_answer
 
@@ -37,13 +38,16 @@ class IRCoTSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    mode: Literal["sentences", "hops"] = Field(
-        "sentences",
+    mode: Literal["auto", "sentences", "hops"] = Field(
+        "auto",
         description="sentences: the paper's chain, one reasoning sentence at a time, each the next retrieval "
         "query; hops: the question is planned as simple sub-questions (Self-Ask, Press et al. 2022), each "
         "retrieved for and answered from one passage that must hold the answer, earlier answers put into later "
         "sub-questions, comparisons computed in code (this app's variant, for a model too small to hold a chain "
-        "in its head).",
+        "in its head); auto: hop by hop when the question's structure reaches one thing through another or "
+        "compares two (the cue Auto uses, pipeline.routing.hop_structure_cue), the sentence chain otherwise. "
+        "Chosen on the first 50 dev items of HotpotQA, 2Wiki and MuSiQue (docs/benchmarks.md): hops gains on "
+        "2Wiki's structured questions and loses on HotpotQA's long descriptive bridges.",
     )
     hop_fallback: Literal["read", "none"] = Field(
         "read",
@@ -113,11 +117,13 @@ def extract_answer(text: str) -> str | None:
 
 
 def run(question: str, ctx: RunContext, tracer: Tracer, cfg: IRCoTSettings) -> Iterator[StepEvent]:
-    """IRCoT in the mode its settings name: one reasoning sentence at a time, or hop by hop."""
-    if cfg.mode == "hops":
+    """IRCoT in the mode its settings name: one reasoning sentence at a time, hop by hop, or (auto) hop by hop
+    when the question's structure asks for it."""
+    why = hop_structure_cue(question) if cfg.mode == "auto" else None
+    if cfg.mode == "hops" or why:
         from pipeline.methods.ircot.hops import run_hops
 
-        yield from run_hops(question, ctx, tracer, cfg)
+        yield from run_hops(question, ctx, tracer, cfg, why=f"Hop by hop: {why}." if why else "")
     else:
         yield from run_sentences(question, ctx, tracer, cfg)
 

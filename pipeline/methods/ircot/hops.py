@@ -51,13 +51,15 @@ class Hop:
         return self.passages[self.source - 1] if self.source else None
 
 
-def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings") -> Iterator[StepEvent]:
+def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings",
+             why: str = "") -> Iterator[StepEvent]:
     """Plan, answer each sub-question from its own passages, compare in code where the plan says so, and
-    answer; fall back to the sentence chain when the plan is unusable."""
+    answer; fall back to the sentence chain when the plan is unusable. ``why`` (shown with the plan) says why
+    this mode was chosen, when it was chosen for the question."""
     from pipeline.methods.ircot.chain import run_sentences
 
     plan_id = tracer.new_id("p")
-    yield tracer.event(PlanPayload(), "Plan", id=plan_id, status=Status.RUNNING)
+    yield tracer.event(PlanPayload(note=why), "Plan", id=plan_id, status=Status.RUNNING)
     prompt = load_prompt("ircot_plan")
     result = ctx.llm.chat(prompt.messages(question=question), prompt.options(ctx.settings.temperature))
     try:
@@ -66,10 +68,11 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
         wrote = " / ".join(line.strip() for line in result.text.splitlines() if line.strip())[:300]
         error = (f"The plan cannot be followed ({exc}): reasoning one sentence at a time instead. "
                  f"The model wrote: {wrote or '(nothing)'}")
-        yield tracer.event(PlanPayload(error=error), "Plan: unusable", id=plan_id, **llm_cost(result))
+        yield tracer.event(PlanPayload(error=error, note=why), "Plan: unusable", id=plan_id, **llm_cost(result))
         yield from run_sentences(question, ctx, tracer, cfg)
         return
-    yield tracer.event(PlanPayload(questions=list(plan.questions), final=plan.final_line(), note=plan.note),
+    note = " ".join(text for text in (why, plan.note) if text)
+    yield tracer.event(PlanPayload(questions=list(plan.questions), final=plan.final_line(), note=note),
                        f"Plan: {len(plan.questions)} sub-question{'s' * (len(plan.questions) > 1)}", id=plan_id,
                        **llm_cost(result))
 
