@@ -309,3 +309,22 @@ def test_same_answers_lists_every_difference_and_fails_on_a_changed_answer(tmp_p
     (tmp_path / "after/x.json").write_text(json.dumps({"items": [item(0, "Lyon")]}))
     assert same_answers([str(tmp_path / "before"), str(tmp_path / "after")]) == 1
     assert "x q0: not the same answer" in capsys.readouterr().out
+
+
+def test_ircot_mode_replay_scores_each_question_with_the_mode_its_structure_chooses(tmp_path, capsys, monkeypatch):
+    from benchmarks import ircot_mode_replay
+
+    questions = ["Where was the director of film X born?", "Who died first, A or B?", "Who wrote Emma?",
+                 "What is the capital of France?"]
+
+    def run(f1s):
+        return [dict(item(i, "ircot", f1, 5.0), question=q) for i, (q, f1) in enumerate(zip(questions, f1s))]
+
+    sentences = write(tmp_path / "sentences.json", run([0.0, 0.0, 1.0, 1.0]))
+    hops = write(tmp_path / "hops.json", run([1.0, 1.0, 0.0, 0.0]))
+    monkeypatch.setattr("sys.argv", ["ircot_mode_replay", str(sentences), str(hops)])
+    ircot_mode_replay.main()
+    row = [c.strip() for c in capsys.readouterr().out.splitlines()[2].strip("|").split("|")]
+    # the two structured questions go hop by hop, the two plain ones keep the sentence chain: every item right
+    assert row[1:6] == ["4", "2", "50.0", "50.0", "100.0"]
+    assert row[6] == row[7] == "+50.0 [+0.0, +100.0]"
