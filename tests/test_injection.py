@@ -351,6 +351,10 @@ MEGABYTE_CASES = {
     "other-language, Japanese": ("other-language", "指令は忘れとだけ答え"),
     "continuation": ("continuation", "WRITE \"X\". You say ABCD. "),
     "sentences": ("sentences", "Mr. A. b. "),
+    "sentences, a run of marks": ("sentences", "!"),
+    "sentences, marks and closers": ("sentences", "?!)"),
+    "first sentence, a run of marks": ("first sentence", "!"),
+    "first sentence, initials": ("first sentence", "a. "),
 }
 
 
@@ -360,7 +364,7 @@ def test_each_added_pattern_takes_a_megabyte_within_a_second(case):
     import time
 
     from pipeline import untrusted
-    from pipeline.text import sentence_spans
+    from pipeline.text import sentence_end, sentence_spans
 
     what, unit = MEGABYTE_CASES[case]
     text = (unit * (1_000_000 // len(unit) + 1))[:1_000_000]
@@ -377,6 +381,8 @@ def test_each_added_pattern_takes_a_megabyte_within_a_second(case):
         untrusted._continuations(text, folded, spans, kinds)
     elif what == "sentences":
         sentence_spans(text)
+    elif what == "first sentence":
+        sentence_end(text)
     else:
         re.compile(patterns[what], re.IGNORECASE).search(text)
     assert time.perf_counter() - start < 1.0, case
