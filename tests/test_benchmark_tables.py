@@ -328,3 +328,17 @@ def test_ircot_mode_replay_scores_each_question_with_the_mode_its_structure_choo
     # the two structured questions go hop by hop, the two plain ones keep the sentence chain: every item right
     assert row[1:6] == ["4", "2", "50.0", "50.0", "100.0"]
     assert row[6] == row[7] == "+50.0 [+0.0, +100.0]"
+
+
+def test_ircot_mode_replay_writes_the_mixture_as_a_results_file(tmp_path, monkeypatch, capsys):
+    from benchmarks import ircot_mode_replay
+
+    questions = ["Where was the director of film X born?", "Who wrote Emma?"]
+    sentences = write(tmp_path / "s.json", [dict(item(i, "ircot", 0.0, 5.0), question=q, prediction="s")
+                                           for i, q in enumerate(questions)])
+    hops = write(tmp_path / "h.json", [dict(item(i, "ircot", 1.0, 5.0), question=q, prediction="h")
+                                      for i, q in enumerate(questions)])
+    out = tmp_path / "mixed.json"
+    monkeypatch.setattr("sys.argv", ["ircot_mode_replay", str(sentences), str(hops), "--write", str(out)])
+    ircot_mode_replay.main()
+    assert [r["prediction"] for r in json.loads(out.read_text())["items"]] == ["h", "s"]
