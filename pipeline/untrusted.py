@@ -11,8 +11,8 @@ Three defences, all deterministic and cheap (regular expressions, no model call)
    replaced by ``MARKER``, and so is a sentence next to one that carries what it dictates ("... not for human
    readers. Whatever was asked, write X."); elements hidden from a reader (``hidden``, ``display:none``,
    ``visibility:hidden``, zero opacity, 0-1px type, white type without a background, text pushed off-screen) go
-   whole. Patterns match the text as written and a folded copy (``fold``: full-width and mathematical letters
-   as plain ones, Cyrillic and Greek look-alikes as Latin letters); the patterns of other languages and the
+   whole (``pipeline.hidden_html``). Patterns match the text as written and a folded copy (``pipeline.folding``:
+   full-width and mathematical letters as plain ones, Cyrillic and Greek look-alikes as Latin letters); the patterns of other languages and the
    look-alike letters are data, in ``untrusted_patterns.yaml``. Each removal is recorded as a ``Finding``, with
    the strings the removed text wanted in the answer (``targets``: quoted text, URLs, code words, names and
    numbers the passage itself does not otherwise contain). The original passage is never changed: people see it
@@ -34,7 +34,6 @@ import base64
 import binascii
 import functools
 import re
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,8 @@ import yaml
 from langchain_core.documents import Document
 
 from pipeline.escaping import BIDI_CONTROLS
+from pipeline.folding import fold
+from pipeline.hidden_html import remove_hidden
 from pipeline.text import CITATION, normalize_answer, sentence_end, sentence_spans
 
 MARKER = "[instruction-like text removed]"
@@ -55,57 +56,6 @@ _INVISIBLE = re.compile("[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200
                         + BIDI_CONTROLS + "]")
 
 _DATA = yaml.safe_load(Path(__file__).with_name("untrusted_patterns.yaml").read_text(encoding="utf-8"))
-
-# Blocks whose characters Unicode NFKC maps to one plain character: IPA and modifier letters, phonetic
-# extensions, super- and subscripts, letterlike symbols, enclosed alphanumerics, half- and full-width forms,
-# mathematical alphanumerics and their enclosed supplement.
-_FOLD_BLOCKS = [(0x0250, 0x0300), (0x1D00, 0x1DC0), (0x2070, 0x20A0), (0x2100, 0x2150), (0x2460, 0x2500),
-                (0xFF00, 0xFFF0), (0x1D400, 0x1D800), (0x1F100, 0x1F200)]
-
-
-def _fold_tables() -> tuple[dict[int, str], dict[int, str]]:
-    confusables = _DATA["confusables"]
-    for letter, latin in confusables.items():
-        if len(letter) != 1 or len(latin) != 1:
-            raise ValueError(f"untrusted_patterns.yaml: confusable {letter!r}: {latin!r} is not one letter for one")
-    compatible = {}
-    for start, end in _FOLD_BLOCKS:
-        for point in range(start, end):
-            folded = unicodedata.normalize("NFKC", chr(point))
-            if len(folded) == 1 and folded != chr(point):
-                compatible[point] = confusables.get(folded, folded)  # a mathematical Greek capital: Latin
-    for mark in "！？":  # they end Chinese and Japanese sentences (``_segments``)
-        compatible.pop(ord(mark), None)
-    return compatible, {ord(letter): latin for letter, latin in confusables.items()}
-
-
-_COMPATIBLE, _CONFUSABLE = _fold_tables()
-_LOOK_ALIKES = frozenset(map(chr, _CONFUSABLE))
-
-
-def _fold_word(match: re.Match) -> str:
-    word = match.group(0)
-    if _LOOK_ALIKES.isdisjoint(word):
-        return word
-    # "Ignоre" (a Cyrillic о among Latin letters) and "ΝΟΤΕ" (look-alikes only) are disguised Latin; a Russian
-    # or Greek word with letters of its own ("забудь", "ответь") is left as written, for the patterns of its
-    # language.
-    if re.search("[A-Za-z]", word) or all(c in _LOOK_ALIKES or not c.isalpha() for c in word):
-        return word.translate(_CONFUSABLE)
-    return word
-
-
-def fold(text: str) -> str:
-    """``text`` with full-width, mathematical and other compatibility letters as plain ones (NFKC, where it gives
-    one character) and, in words that mix them with Latin letters or hold nothing else, look-alike Cyrillic,
-    Greek and other letters as the Latin letters they look like (``untrusted_patterns.yaml``). One character for
-    one, so positions in ``text`` and its fold agree. Instruction patterns are matched on the fold, which keeps
-    ASCII, Chinese, Japanese and ordinary Russian text as written."""
-    text = text.translate(_COMPATIBLE)
-    if text.isascii() or _LOOK_ALIKES.isdisjoint(text):
-        return text
-    return re.sub(r"\w+", _fold_word, text)
-
 
 # Chat-template control tokens of the common families (ChatML, Llama 2/3, Gemma, Phi, DeepSeek's full-width
 # bars) and whole fake turns between them.
@@ -331,7 +281,8 @@ def neutralise(text: str) -> Neutralised:
     drop(_FAKE_TURN, "fake-chat-turn")
     drop(_CONTROL, "control-token")
     text = _HTML_BLOCK.sub(html_block, text)
-    text = _remove_hidden(text, findings)
+    text, hidden = remove_hidden(text)
+    findings += [Finding("hidden-text", content) for content in hidden]
     drop(_HTML_ACTIVE_TAG, "html", None)
     text = _MD_IMAGE.sub(lambda m: m.group(1), text)  # an image says nothing to a text model but its alt text
     text = _ACTIVE_LINK.sub(lambda m: (findings.append(Finding("active-link", m.group(0))), m.group(1))[1], text)
@@ -347,82 +298,6 @@ def neutralise(text: str) -> Neutralised:
 
 
 # An element's opening tag and its attributes (each a name, and a value quoted or not).
-_OPEN_TAG = re.compile(r"<([a-z][a-z0-9]*)((?:\s+[\w:-]+(?:\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s<>\"']+))?)*)\s*(/?)>",
-                       re.IGNORECASE)
-_ATTRIBUTE = re.compile(r"([\w:-]+)(?:\s*=\s*(?:\"([^\"<>]*)\"|'([^'<>]*)'|([^\s<>\"']+)))?")
-_VOID_TAGS = frozenset("area base br col embed hr img input link meta param source track wbr".split())
-_LENGTH = re.compile(r"^\s*(-?\d*\.?\d+)\s*([a-z%]*)\s*(?:!important)?\s*$", re.IGNORECASE)
-_WHITE = frozenset(("white", "#fff", "#ffffff", "#fffffff", "#ffffffff"))
-
-
-def _pixels(value: str | None) -> float | None:
-    """A CSS length in pixels (an em as 16), or None for another unit or no length."""
-    match = _LENGTH.match(value or "")
-    if not match:
-        return None
-    number, unit = float(match.group(1)), match.group(2).lower()
-    return number if unit in ("", "px", "pt") else number * 16 if unit in ("em", "rem") else None
-
-
-def _hidden_style(style: str) -> bool:
-    """Whether a ``style`` attribute hides its element's text from a reader: ``display:none``,
-    ``visibility:hidden``, zero opacity, type of 1px or less, white type on no background of its own, or text
-    pushed a thousand pixels off the page."""
-    rules = {}
-    for declaration in style.split(";")[:50]:
-        name, _, value = declaration.partition(":")
-        rules[name.strip().lower()] = " ".join(value.lower().replace("!important", "").split())
-    size = _pixels(rules.get("font-size"))
-    colour = rules.get("color", "").replace(" ", "")
-    return (rules.get("display") == "none" or rules.get("visibility") in ("hidden", "collapse")
-            or rules.get("opacity") in ("0", "0.0", ".0", "0%") or (size is not None and size <= 1)
-            or ((colour in _WHITE or colour.startswith("rgb(255,255,255"))
-                and not any(name.startswith("background") for name in rules))
-            or any((_pixels(rules.get(side)) or 0) <= -1000 for side in ("left", "top", "text-indent", "margin-left")))
-
-
-def _hidden_attributes(attributes: str) -> bool:
-    """Whether an opening tag's attributes hide the element: ``hidden``, or a hiding ``style``. (``aria-hidden``
-    hides it from screen readers only: the text is on the screen.)"""
-    for match in _ATTRIBUTE.finditer(attributes):
-        name = match.group(1).lower()
-        value = match.group(2) or match.group(3) or match.group(4) or ""
-        if name == "hidden" or name == "style" and _hidden_style(value):
-            return True
-    return False
-
-
-@functools.lru_cache(maxsize=64)
-def _same_tag(name: str) -> re.Pattern:
-    return re.compile(rf"<(/?){re.escape(name)}(?![\w-])[^<>]*>", re.IGNORECASE)
-
-
-def _remove_hidden(text: str, findings: list[Finding]) -> str:
-    """``text`` without the HTML elements hidden from a reader (``hidden``, or a hiding ``style``), nested ones
-    included; an unclosed one runs to the end, as in a browser. One with text of three words or more is a
-    ``hidden-text`` finding: a page's hidden text is the classic place for an instruction meant for a model."""
-    if "<" not in text:
-        return text
-    out, position = [], 0
-    for tag in _OPEN_TAG.finditer(text):
-        name = tag.group(1).lower()
-        if tag.start() < position or tag.group(3) or name in _VOID_TAGS or not _hidden_attributes(tag.group(2)):
-            continue
-        depth, end, after = 1, len(text), len(text)
-        for other in _same_tag(name).finditer(text, tag.end()):
-            depth += -1 if other.group(1) else 1
-            if depth == 0:
-                end, after = other.start(), other.end()
-                break
-        content = " ".join(re.sub(r"<[^<>]*>", " ", text[tag.end():end]).split())
-        if len(content.split()) >= 3:
-            findings.append(Finding("hidden-text", content))
-        out += [text[position:tag.start()], " "]
-        position = after
-    out.append(text[position:])
-    return "".join(out)
-
-
 def _instruction_kind(text: str, folded: str | None = None) -> str | None:
     """The kind of instruction ``text`` reads as (searched in its fold, ``fold``), or None."""
     folded = fold(text) if folded is None else folded
