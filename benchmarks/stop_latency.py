@@ -28,20 +28,23 @@ from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
 from pipeline.service import RunRequest, RunService
 
 TOC_QUESTION = "When did the Haves and Have Nots start?"
-IRCOT_QUESTION = "Where was the director of Back to the Future born?"
+IRCOT_QUESTION = "What heritage site, known for a British explorer, is listed Seventeen Seventy Australia?"  # sentences
+HOPS_QUESTION = "Where was the director of Back to the Future born?"  # IRCoT goes hop by hop
 # kind: (method, question)
 KINDS = {
     "clarification (ToC)": ("toc", TOC_QUESTION),
     "verification (ToC)": ("toc", TOC_QUESTION),
     "answer (ToC)": ("toc", TOC_QUESTION),
     "reasoning step (IRCoT)": ("ircot", IRCOT_QUESTION),
+    "hop (IRCoT)": ("ircot", HOPS_QUESTION),
     "answer (OneR)": ("oner", TOC_QUESTION),
 }
 
 
 PROMPT_KINDS = {"toc_clarify": "clarification (ToC)", "toc_read_passage": "clarification (ToC)",
                 "toc_verify": "verification (ToC)",
-                "toc_answer": "answer (ToC)", "ircot_reason": "reasoning step (IRCoT)", "oner_answer": "answer (OneR)"}
+                "toc_answer": "answer (ToC)", "ircot_reason": "reasoning step (IRCoT)",
+                "ircot_hop_answer": "hop (IRCoT)", "oner_answer": "answer (OneR)"}
 
 
 @functools.cache

@@ -78,7 +78,8 @@ def ircot_state() -> RunState:
     def reply(messages, options):
         return next(sentences) if messages[0]["content"].startswith("You answer questions that need facts") \
             else "Bloemfontein [5]."
-    ctx = RunContext(llm=ScriptedLLM(reply), retriever=retriever, settings=settings_with(answer_style="short"))
+    ctx = RunContext(llm=ScriptedLLM(reply), retriever=retriever,  # the sentence chain (hops: test_hops.py)
+                     settings=settings_with(answer_style="short", ircot={"mode": "sentences"}))
     return closed(run_events("ircot", "Where was the author of The Hobbit born?", ctx))
 
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from benchmarks.stop_latency import IRCOT_QUESTION, TOC_QUESTION, StopPresser
+from benchmarks.stop_latency import HOPS_QUESTION, IRCOT_QUESTION, TOC_QUESTION, StopPresser
 from pipeline.runtime import Runtime, RuntimeConfig
 from pipeline.service import RunRequest, RunService
 
@@ -26,6 +26,7 @@ def runtime(demo_data_dir, fast_llm, embeddings):
     ("clarification (ToC)", "toc", TOC_QUESTION, 0.2),  # the prompt is still being read
     ("clarification (ToC)", "toc", TOC_QUESTION, 2.5),  # tokens are being written
     ("reasoning step (IRCoT)", "ircot", IRCOT_QUESTION, 0.5),
+    ("hop (IRCoT)", "ircot", HOPS_QUESTION, 0.5),
     # 0.3 s: earlier tests leave this prompt in the prompt-state cache, and the answer may be done within 1.5 s
     ("answer (OneR)", "oner", TOC_QUESTION, 0.3),
 ])
