@@ -6,7 +6,8 @@ What the child does is what ``read_passages`` does in-process: load the file (``
 split it (``corpora.splitting.split_file``). The child:
 
 - is forked from a *forkserver* (``multiprocessing``), a single-threaded process started once, which has
-  imported the readers (pypdf, python-docx, lxml, BeautifulSoup, pdfplumber, the splitter) in advance: a file
+  imported the readers (pypdf, python-docx, lxml, BeautifulSoup, pdfplumber, the splitter) and loaded the
+  embedder's tokenizer the splitter counts passage tokens with (``corpora.tokenizer_preload``) in advance: a file
   costs a fork, not an interpreter start, and never a fork of the app itself (threads, a loaded model): about
   9 ms more than reading it in-process (median of 20 small .txt files, 2-core EPYC; the forkserver's own start,
   once, 0.4 s);
@@ -43,9 +44,10 @@ DEFAULT_MEMORY_MB = 2048
 DEFAULT_SECONDS = 120.0
 READER = "corpora.loaders:load_file"
 
-# Imported once by the forkserver, so that each child starts with them (loaders import their libraries lazily).
+# Imported once by the forkserver, so that each child starts with them (loaders import their libraries lazily),
+# and with the embedder's tokenizer the splitter counts passage tokens with (corpora.tokenizer_preload loads it).
 _PRELOAD = ["corpora.isolated", "corpora.loaders", "corpora.splitting", "corpora.tables", "pypdf", "pypdf.errors",
-            "docx", "docx.opc.exceptions", "lxml.etree", "bs4", "pdfplumber"]
+            "docx", "docx.opc.exceptions", "lxml.etree", "bs4", "pdfplumber", "corpora.tokenizer_preload"]
 _POLL = 0.05  # seconds between looks at the Stop switch while a child reads
 _EXIT_MEMORY = 75  # the child's exit code when it ran out of memory and could not even say so
 _KINDS = {".pdf": "PDF", ".docx": "Word", ".html": "HTML", ".htm": "HTML", ".md": "Markdown",

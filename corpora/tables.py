@@ -10,12 +10,15 @@ two columns (a one-column or one-row table lays a page out rather than holding d
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from langchain_core.documents import Document
+
+from corpora.passage_tokens import MAX_PASSAGE_TOKENS, count_tokens, within_tokens
 
 log = logging.getLogger(__name__)
 
@@ -31,16 +34,19 @@ class Table:
     page: int | None = None
     caption: str = ""
 
+    @functools.cached_property
+    def width(self) -> int:
+        return max(len(row) for row in self.rows)
+
+    def line(self, row: tuple[str, ...]) -> str:
+        """One row as a line of a Markdown table (padded to the table's width)."""
+        cells = list(row) + [""] * (self.width - len(row))
+        return "| " + " | ".join(cells) + " |"
+
     def markdown(self, body: tuple[tuple[str, ...], ...] | None = None) -> str:
         """The header and ``body`` rows (all rows by default) as a Markdown table."""
-        width = max(len(row) for row in self.rows)
-
-        def line(row: tuple[str, ...]) -> str:
-            cells = list(row) + [""] * (width - len(row))
-            return "| " + " | ".join(cells) + " |"
-
         rows = self.rows[1:] if body is None else body
-        return "\n".join([line(self.rows[0]), "|" + "---|" * width, *(line(row) for row in rows)])
+        return "\n".join([self.line(self.rows[0]), "|" + "---|" * self.width, *(self.line(row) for row in rows)])
 
     def heading(self) -> str:
         page = f" (page {self.page})" if self.page else ""
@@ -218,38 +224,79 @@ def markdown_tables(text: str) -> tuple[str, list[Table]]:
     return "\n".join(kept), tables
 
 
-def _parts(table: Table) -> list[tuple[tuple[str, ...], ...]]:
-    """The table's body rows in parts of at most ``TABLE_PART_WORDS`` words (header included in each)."""
+def _parts(table: Table, bounded: bool = False) -> list[tuple[tuple[str, ...], ...]]:
+    """The table's body rows in parts of at most ``TABLE_PART_WORDS`` words (header included in each). With
+    ``bounded``, a part also ends before its passage would pass ``MAX_PASSAGE_TOKENS`` or ``MAX_PASSAGE_CHARS``:
+    its lines are counted one by one (a line break is a boundary of the tokenizer's words, so their counts add
+    up), with the heading counted at the longest part number it may need."""
+    from corpora.splitting import MAX_PASSAGE_CHARS
+
     header_words = sum(len(c.split()) for c in table.rows[0])
+    fixed = f"{table.heading()}, part 9999 of 9999\n\n{table.line(table.rows[0])}\n|{'---|' * table.width}"
+    fixed_tokens, fixed_chars = (count_tokens(fixed), len(fixed)) if bounded else (0, 0)
     parts: list[list[tuple[str, ...]]] = [[]]
-    words = header_words
+    words, tokens, chars = header_words, fixed_tokens, fixed_chars
     for row in table.rows[1:]:
         size = sum(len(c.split()) for c in row) + len(row)
-        if parts[-1] and words + size > TABLE_PART_WORDS:
+        line = table.line(row) if bounded else ""
+        row_tokens, row_chars = (count_tokens(line), len(line) + 1) if bounded else (0, 0)
+        if parts[-1] and (words + size > TABLE_PART_WORDS or tokens + row_tokens > MAX_PASSAGE_TOKENS
+                          or (bounded and chars + row_chars > MAX_PASSAGE_CHARS)):
             parts.append([])
-            words = header_words
+            words, tokens, chars = header_words, fixed_tokens, fixed_chars
         parts[-1].append(row)
-        words += size
+        words, tokens, chars = words + size, tokens + row_tokens, chars + row_chars
     return [tuple(p) for p in parts]
+
+
+def _texts(table: Table, parts: list[tuple[tuple[str, ...], ...]]) -> list[str]:
+    """The passage texts of a table's ``parts``: a heading ("Table 2 (page 3), part 1 of 4") and the part."""
+    return [table.heading() + (f", part {number} of {len(parts)}" if len(parts) > 1 else "")
+            + f"\n\n{table.markdown(rows)}" for number, rows in enumerate(parts, 1)]
+
+
+def _fits(text: str) -> bool:
+    from corpora.splitting import MAX_PASSAGE_CHARS
+
+    return len(text) <= MAX_PASSAGE_CHARS and count_tokens(text) <= MAX_PASSAGE_TOKENS
+
+
+def _within_bounds(text: str) -> list[str]:
+    """``text``, or when it is longer than a passage may be (a row too long for one), its pieces cut as the
+    splitter cuts text: in characters, then in tokens (its line breaks then become spaces)."""
+    from corpora.splitting import _within_chars
+
+    if _fits(text):
+        return [text]
+    return [piece for part in _within_chars(" ".join(text.split())) for piece in within_tokens(part)]
 
 
 def table_passages(title: str, tables: list[Table], *, source: str, content_sha256: str,
                    start: int) -> list[Document]:
     """Passages of a file's tables, positioned after its ``start`` text passages (ids follow the same
     scheme). Each holds a heading ("Table 2 (page 3)") and the table as Markdown; metadata ``table`` is the
-    table's number (and ``table_part``, ``table_parts`` for a table stored in parts)."""
+    table's number (and ``table_part``, ``table_parts`` for a table stored in parts).
+
+    Each passage is within ``MAX_PASSAGE_TOKENS`` and ``MAX_PASSAGE_CHARS`` (``corpora.splitting``): a table
+    whose parts of ``TABLE_PART_WORDS`` words all are keeps them (the parts, and ids, of before these bounds);
+    another is cut into parts within them too (a number such as 12.5 is three word pieces: parts of 200 words of a
+    numeric table made up to 416); a row too long for a passage with its header is cut further, like text."""
     passages: list[Document] = []
     for table in tables:
         parts = _parts(table)
-        for number, rows in enumerate(parts, 1):
-            heading = table.heading() + (f", part {number} of {len(parts)}" if len(parts) > 1 else "")
-            position = start + len(passages)
-            metadata = {"title": title, "source": source, "position": position, "file_sha256": content_sha256,
-                        "table": table.number}
-            if table.page is not None:
-                metadata["page"] = table.page
-            if len(parts) > 1:
-                metadata.update(table_part=number, table_parts=len(parts))
-            passages.append(Document(page_content=f"{heading}\n\n{table.markdown(rows)}", metadata=metadata,
-                                     id=f"{content_sha256[:24]}-{position:05d}"))
+        texts = _texts(table, parts)
+        if not all(_fits(text) for text in texts):
+            parts = _parts(table, bounded=True)
+            texts = _texts(table, parts)
+        for number, text in enumerate(texts, 1):
+            for piece in _within_bounds(text):
+                position = start + len(passages)
+                metadata = {"title": title, "source": source, "position": position, "file_sha256": content_sha256,
+                            "table": table.number}
+                if table.page is not None:
+                    metadata["page"] = table.page
+                if len(parts) > 1:
+                    metadata.update(table_part=number, table_parts=len(parts))
+                passages.append(Document(page_content=piece, metadata=metadata,
+                                         id=f"{content_sha256[:24]}-{position:05d}"))
     return passages

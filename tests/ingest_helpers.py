@@ -31,3 +31,13 @@ def misbehaving(path: Path | str, display_name: str | None = None) -> LoadedFile
     if name.startswith("buggy"):
         raise RuntimeError("a bug in the parser\nand a second line")
     return load_file(path, display_name)
+
+
+def tokenizer_state(path: Path | str, display_name: str | None = None) -> LoadedFile:
+    """``load_file``, titled with whether the passage tokenizer was loaded in this process before the file was
+    read (in a child: whether the forkserver preloaded it, ``corpora.tokenizer_preload``)."""
+    from corpora.passage_tokens import passage_tokenizer
+
+    preloaded = passage_tokenizer.cache_info().currsize > 0
+    loaded = load_file(path, display_name=display_name)
+    return LoadedFile(f"tokenizer preloaded: {preloaded}", loaded.pages, loaded.tables)
