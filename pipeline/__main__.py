@@ -1,6 +1,7 @@
 """Command line: ask a question, ingest files, list collections, prepare models.
 
     python -m pipeline ask "QUESTION" [--method auto|oner|toc|...] [--corpus demo] [--json] [--model fast]
+    python -m pipeline ask --from-trace T.jsonl --edit prune:n4 --edit drop:3 [--edits EDITS.json]
     python -m pipeline ingest COLLECTION FILE...
     python -m pipeline collections
     python -m pipeline share COLLECTION private|shared|public [--owner NAME]
@@ -33,14 +34,18 @@ from models.errors import ModelError
 from models.registry import BUNDLED, prepare_bundled
 from pipeline.access import PRIVATE, VISIBILITIES, CollectionAccess
 from pipeline.accounts import AccountError, Accounts
+from pipeline.edits import USAGE, parse_edit, read_edits_file
 from pipeline.events import Status, StepEvent
 from pipeline.fold import RunState
 from pipeline.methods import METHODS, settings_models
+from pipeline.payloads import ErrorPayload
 from pipeline.progress import ProgressBar
+from pipeline.resume import Resumption, targets
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir, default_model
 from pipeline.service import AUTO, RunRequest, RunService
 from pipeline.settings_cli import add_settings_arguments, settings_from_args
 from pipeline.steps import kind_of
+from pipeline.trace import load_trace
 from pipeline.web import WebSource
 
 
@@ -102,6 +107,12 @@ def _depth(state: RunState, step: StepEvent) -> int:
 
 def _ask(args) -> int:
     global _EXIT_AT_ONCE
+    if args.from_trace:
+        return _resume(args)
+    if args.edit or args.edits:
+        raise ValueError("--edit and --edits change a finished run: give its trace with --from-trace T.jsonl.")
+    if not (args.question or "").strip():
+        raise ValueError("ask needs a QUESTION (or --from-trace T.jsonl with edits).")
     runtime = _runtime(args)
     # The embedder (importing torch and transformers: about 4 s) loads in the background while the model loads
     # here, outside the GIL. Not the other way round: loading a model points stdout and stderr at /dev/null
@@ -116,15 +127,68 @@ def _ask(args) -> int:
     settings = settings_from_args(args, settings_models()).model_copy(update={"use_web": args.web})
     request = RunRequest(question=args.question, method=args.method, collections=tuple(collections),
                          settings=settings)
-    run = RunService.for_runtime(runtime).start(request, web=WebSource() if args.web else None)
+    trace_dir = Path(args.trace_dir) if args.trace_dir else None
+    service = RunService.for_runtime(runtime, trace_dir=trace_dir)
+    run = service.start(request, web=WebSource() if args.web else None)
     printer = Printer()
     for event in run:
         if args.json:
             print(event.to_json(), flush=True)
         else:
             printer.show(event, run.state)
+    _saved(run.trace_files)
     _EXIT_AT_ONCE = True  # the answer is printed and the trace saved
     return 1 if run.state.errors() else 0
+
+
+def _resume(args) -> int:
+    """``ask --from-trace T.jsonl --edit ...``: the run of a saved trace resumed with edits (``--edit`` in the
+    short form of ``pipeline.edits.parse_edit``, ``--edits`` a JSON file of them); only what they touch is
+    recomputed (``RunService.resume``). Prints the new steps and answer and saves the new trace (beside the old
+    one unless ``--trace-dir``). A trace that cannot be read or an edit that does not fit the run is a one-line
+    error, exit code 2, before any model is loaded and with nothing written; without edits, lists what may be
+    edited."""
+    global _EXIT_AT_ONCE
+    if args.question:
+        raise ValueError("give either a QUESTION or --from-trace, not both: a resumed run keeps its question.")
+    path = Path(args.from_trace)
+    if not path.is_file():
+        raise ValueError(f"there is no trace file {path}.")
+    state = load_trace(path)
+    edits = [parse_edit(text) for text in args.edit or []]
+    edits += read_edits_file(Path(args.edits)) if args.edits else []
+    if not edits:
+        lines = targets(state)
+        print(f"# {state.question}")
+        print("\n".join(lines) if lines else "(nothing in this run can be edited)")
+        print(f"Resume it with edits: --edit {' | --edit '.join(USAGE.split(', '))}", file=sys.stderr)
+        return 0
+    Resumption(state, edits)  # checked before the model loads: EditError is a ValueError, exit code 2
+    settings = settings_from_args(args, settings_models())
+    runtime = _runtime(args)
+    threading.Thread(target=lambda: runtime.embeddings, name="embedder-load", daemon=True).start()
+    runtime.llm()
+    trace_dir = Path(args.trace_dir) if args.trace_dir else path.parent
+    run = RunService.for_runtime(runtime, trace_dir=trace_dir).resume(state, edits, settings=settings)
+    replayed, failed = len(state.events), False
+    if not args.json:
+        print(f"# Resumed from {path.name} with {len(edits)} edit{'s' if len(edits) != 1 else ''}: "
+              f"{METHODS[run.request.method].label}")
+    printer = Printer()
+    for number, event in enumerate(run):
+        if args.json:
+            print(event.to_json(), flush=True)
+        elif number >= replayed:
+            printer.show(event, run.state)
+        failed = failed or (number >= replayed and isinstance(event.payload, ErrorPayload))
+    _saved(run.trace_files)
+    _EXIT_AT_ONCE = True
+    return 1 if failed else 0
+
+
+def _saved(files: list[Path]) -> None:
+    if files:
+        print(f"Trace saved: {', '.join(str(f) for f in files)}", file=sys.stderr)
 
 
 def _ingest(args) -> int:
@@ -233,7 +297,7 @@ def _users(args) -> int:
         access = CollectionAccess(Path(args.data_dir))
         for name in access.owned_by(args.name):  # a later account of that name must not inherit them
             access.set(name, owner="")
-        print(f"Removed '{args.name}'; their collections now belong to the admins.")
+        print(f"Removed '{args.name}' and their kept conversation; their collections now belong to the admins.")
         return 0
     if args.password_stdin:
         password = sys.stdin.readline().rstrip("\n")
@@ -294,13 +358,23 @@ def build_parser() -> argparse.ArgumentParser:
         return child
 
     ask = command("ask", "answer a question and print the steps")
-    ask.add_argument("question")
+    ask.add_argument("question", nargs="?", default=None)
     ask.add_argument("--method", choices=[AUTO, *METHODS], default="oner",
                      help="auto answers first with one retrieval and goes deeper when its check asks "
                           "(default: %(default)s)")
     ask.add_argument("--corpus", default=DEMO_COLLECTION, help="comma-separated collections ('' for none)")
     ask.add_argument("--web", action="store_true", help="add DuckDuckGo results")
     ask.add_argument("--json", action="store_true", help="print the step events as JSONL")
+    ask.add_argument("--trace-dir", default=None, help="save the run's trace here (JSONL, Markdown report and "
+                     "picture); a resumed run's goes beside the trace it resumes unless given")
+    ask.add_argument("--from-trace", default=None, metavar="T.jsonl",
+                     help="resume the run of a saved trace with --edit / --edits instead of asking: only what the "
+                          "edits touch is recomputed (without edits: list what may be edited)")
+    ask.add_argument("--edit", action="append", default=[], metavar="ACTION:TARGET",
+                     help=f"an edit of the --from-trace run, repeatable: {USAGE}")
+    ask.add_argument("--edits", default=None, metavar="EDITS.json",
+                     help='a JSON file of edits: [{"action": "prune", "node": "n4"}, {"action": "drop_passage", '
+                          '"passage": 3}, {"action": "edit_reading", "node": "n6", "answer": "..."}]')
     add_settings_arguments(ask, settings_models())
     ask.set_defaults(handler=_ask)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 import uuid
 from enum import Enum
@@ -103,6 +104,18 @@ class Tracer:
         self._seq = itertools.count()
         self._ids = itertools.count(1)
         self._started: dict[str, float] = {}
+
+    @classmethod
+    def continuing(cls, events: Iterable["StepEvent"], method: str, run_id: str | None = None) -> "Tracer":
+        """A tracer for a run that continues ``events`` in one trace (a run resumed with edits): its step ids
+        are numbered past every number ending theirs, and its sequence numbers follow theirs, so that no new step
+        takes the id of an earlier one."""
+        events = list(events)
+        tracer = cls(method, run_id)
+        numbers = [int(m.group(1)) for e in events if (m := re.search(r"(\d+)$", e.id))]
+        tracer._ids = itertools.count(max(numbers, default=0) + 1)
+        tracer._seq = itertools.count(max((e.seq for e in events), default=-1) + 1)
+        return tracer
 
     def new_id(self, prefix: str = "s") -> str:
         return f"{prefix}{next(self._ids)}"

@@ -44,6 +44,14 @@ class PassageRef(_Strict):
                    table=int(table) if isinstance(table, int) and not isinstance(table, bool) and table > 0
                    else None)
 
+    def document(self) -> Document:
+        """The passage as a method reads it again (a resumed run's passages come from its trace): its text, id and
+        provenance, as ``of`` took them."""
+        meta = {"title": self.title, "source": self.source, "collection": self.collection, "page": self.page,
+                "url": self.url, "table": self.table}
+        return Document(page_content=self.text, id=self.id,
+                        metadata={k: v for k, v in meta.items() if v is not None and v != ""})
+
     def label(self) -> str:
         """Where the passage comes from, for people: its title, then the file and page, or the url."""
         where = self.url or self.source or self.collection or ""
@@ -176,7 +184,8 @@ class PlanPayload(_Strict):
 class SubQuestionPayload(_Strict):
     """One hop: the sub-question as planned and as asked (earlier answers put in), the passages retrieved for
     it (numbered as its prompt showed them) and the answer read from one of them, checked to be in that
-    passage; or, when none was found, why."""
+    passage; or, when none was found, why. The web agent hop by hop lists the facts quoted for it instead,
+    numbered as the run's facts."""
 
     kind: Literal["subquestion"] = "subquestion"
     step: int
@@ -232,7 +241,7 @@ class TreeExtras(_Strict):
 class ChainExtras(_Strict):
     """What IRCoT adds to its answer: its reader, the chain's sentences (or, hop by hop, its sub-questions and
     their answers), every passage the chain collected and, for a chain-of-thought reader, the short answer it
-    concluded."""
+    concluded. The web agent hop by hop adds the same, its facts as the passages collected."""
 
     kind: Literal["chain"] = "chain"
     reader: str
@@ -317,7 +326,8 @@ class ActionPayload(_Strict):
     evaluation's support recall). ``step`` numbers the agent's own actions (None for the start and for an end it
     did not choose); ``ended_by`` on the finish step: model (the agent chose Finish), budget, invalid, error, web
     (the search failed), only_finish (no other action was allowed, so no call was made), pages or facts (the
-    one-shot variant read every page, or found enough facts)."""
+    one-shot variant read every page, or found enough facts), hops or missing (hop by hop: every sub-question
+    was answered, or an answer the plan needs was not found)."""
 
     kind: Literal["action"] = "action"
     action: Literal["start", "choose", "search", "load", "scroll_down", "scroll_up", "back", "quote", "merge",
@@ -419,6 +429,22 @@ class CheckPayload(_Strict):
     signals: list[Signal] = Field(default_factory=list)
     deeper: str | None = None
     reason: str = ""
+
+
+class EditPayload(_Strict):
+    """A person's edit of a finished run (``pipeline.edits``), recorded in the resumed run's trace before the steps
+    it made recomputed: a reading pruned, restored or rewritten (``target`` is its step id, ``reading`` how it read
+    before, ``question`` and ``answer`` what an edit made of it), or a passage dropped from the answer's evidence
+    (its ``number`` in that answer, the ``passage`` itself, ``target`` its id)."""
+
+    kind: Literal["edit"] = "edit"
+    action: Literal["prune", "restore", "edit_reading", "drop_passage"]
+    target: str = ""
+    reading: str = ""
+    question: str | None = None
+    answer: str | None = None
+    number: int | None = None
+    passage: PassageRef | None = None
 
 
 class WarningPayload(_Strict):

@@ -1,4 +1,5 @@
-"""The one way to run a question, used alike by the browser, the CLI and the evaluation.
+"""The one way to run a question, used alike by the browser, the CLI and the evaluation; and to resume a
+finished run with a person's edits (``RunService.resume``).
 
 Given a question, a conversation, settings and a cancel switch, the service resolves a follow-up, picks the
 method (Auto included), builds the run context once, runs the method and saves the trace. Every outcome is an
@@ -12,18 +13,20 @@ import threading
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 from corpora.store import CollectionError
 from models.errors import Cancelled, ModelError
 from pipeline import auto
 from pipeline.context import RunContext
 from pipeline.conversation import with_context
+from pipeline.edits import Edit
 from pipeline.events import StepEvent, Tracer
 from pipeline.fold import RunState
 from pipeline.methods import METHODS, MethodSpec, run_method
 from pipeline.methods.oner import METHOD as ONER
 from pipeline.payloads import ErrorPayload, RoutePayload, WarningPayload
+from pipeline.resume import Resumption
 from pipeline.runtime import MAX_QUESTION_CHARS
 from pipeline.settings import Settings
 from pipeline.trace import save_trace
@@ -63,11 +66,13 @@ class Run:
     """One question's run. Iterate it for its events; ``state`` folds them as they pass, and ``trace_files``
     holds the saved trace once the iteration ended."""
 
-    def __init__(self, run_id: str, request: RunRequest, events: Iterator[StepEvent], trace_dir: Path | None) -> None:
+    def __init__(self, run_id: str, request: RunRequest, events: Iterator[StepEvent], trace_dir: Path | None,
+                 resumed_from: str | None = None) -> None:
         self.id = run_id
         self.request = request
         self.state = RunState()
         self.trace_files: list[Path] = []
+        self.resumed_from = resumed_from  # a run resumed with edits: the run id of the trace it continues
         self._events = events
         self._trace_dir = trace_dir
 
@@ -76,7 +81,7 @@ class Run:
             self.state.add(event)
             yield event
         self.state.close()
-        self.trace_files = _save(self.state, self._trace_dir)
+        self.trace_files = _save(self.state, self._trace_dir, self.id, self.resumed_from)
 
 
 class RunService:
@@ -107,6 +112,56 @@ class RunService:
         run_id = run_id or uuid.uuid4().hex[:12]
         events = self._events(request, run_id, conversation, cancel or threading.Event(), web, context)
         return Run(run_id, request, events, trace_dir or self.trace_dir)
+
+    def resume(self, trace: RunState | Iterable[StepEvent], edits: Sequence[Edit], *,
+               settings: Settings | None = None, model: str | None = None, cancel: threading.Event | None = None,
+               web: WebSource | None = None, context: RunContext | None = None, run_id: str | None = None,
+               trace_dir: Path | None = None) -> Run:
+        """A finished run resumed with a person's ``edits`` (``pipeline.edits``): what the browser's buttons on
+        a step and ``pipeline ask --from-trace`` call. ``trace`` is the run's events (a saved trace, or the
+        ``Run.state`` of a run just shown) or its folded state.
+
+        The edits are checked at once: ``EditError`` (a ``ValueError``, one line for people) when one does not
+        fit the run, before any model is loaded or any event made. Iterated, the run yields the original run's
+        events as they were, then one ``edit`` step per edit, then the recomputed steps (``pipeline.resume``:
+        only the method's answer step, from what the edits leave); ``state`` folds them all, and the trace is
+        saved under this run's new id, so the original's stays as it was. ``settings`` (default: the defaults)
+        and ``model`` are the answer step's, as a run's; Stop (``cancel``) and the time limit work as in a run.
+        ``context`` replaces the built one (no collection is opened: the passages come from the trace)."""
+        resumption = Resumption(trace, edits)
+        original = resumption.original
+        run_id = run_id or uuid.uuid4().hex[:12]
+        request = RunRequest(question=resumption.question, method=resumption.method,
+                             settings=settings or Settings(), model=model)
+        events = self._resumed(resumption, request, run_id, cancel or threading.Event(), web, context)
+        resumed_from = next((e.run_id for e in reversed(original.events)), None)
+        return Run(run_id, request, events, trace_dir or self.trace_dir, resumed_from=resumed_from)
+
+    def _resumed(self, resumption: Resumption, request: RunRequest, run_id: str, cancel: threading.Event,
+                 web: WebSource | None, context: RunContext | None) -> Iterator[StepEvent]:
+        original = resumption.original.events
+        yield from original
+        tracer = Tracer.continuing(original, resumption.method, run_id)
+        state = RunState.of(original)
+        for event in resumption.edit_events(tracer):
+            state.add(event)
+            yield event
+        deadline = Deadline(self.max_run_seconds, cancel)
+        try:
+            try:
+                ctx = context if context is not None else self._context(request, web, cancel)
+            except Cancelled:
+                yield deadline.explained(tracer.event(WarningPayload(message="The run was stopped.", stopped=True),
+                                                      "Stopped"))
+                return
+            except (CollectionError, ModelError, ValueError) as exc:
+                yield tracer.event(ErrorPayload(message=str(exc)), "Cannot answer")
+                return
+            ctx.stop_with(cancel)
+            for event in resumption.recompute(state, ctx, tracer):
+                yield deadline.explained(event)
+        finally:
+            deadline.cancel()
 
     def compare(self, request: RunRequest, methods: list[str], *, conversation: Conversation | None = None,
                 cancel: threading.Event | None = None, web: WebSource | None = None,
@@ -243,11 +298,15 @@ class Comparison:
         return [path for run in self.runs for path in run.trace_files]
 
 
-def _save(state: RunState, folder: Path | None) -> list[Path]:
+def _save(state: RunState, folder: Path | None, run_id: str | None = None,
+          resumed_from: str | None = None) -> list[Path]:
     if folder is None or not state.events:
         return []
+    header = state.route.describe() if state.route else ""
+    if resumed_from:
+        header = f"{header} · Resumed with your edits from run {resumed_from}".lstrip(" ·")
     try:
-        return save_trace(state, folder, state.route.describe() if state.route else "", picture=True)
+        return save_trace(state, folder, header, picture=True, run_id=run_id)
     except OSError as exc:
         log.warning("could not save the trace: %s", exc)
         return []

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pipeline.events import read_jsonl, write_jsonl
 from pipeline.fold import RunState
+from pipeline.payloads import EditPayload
 from pipeline.steps import kind_of
 from pipeline.steps.kind import one_line
 
@@ -38,6 +39,10 @@ def markdown_report(state: RunState, header: str = "", picture: str | None = Non
             walk(state.children.get(step_id, []), depth + 1)
 
     walk(state.children[None], 0)
+    edits = [step for step in state.steps.values() if isinstance(step.payload, EditPayload)]
+    if edits:
+        lines += ["", "## Your edits", ""]
+        lines += [f"- {one_line(kind_of(step).title(step))}" for step in edits]
     lines += ["", "## Answer", "", state.answer_text or "(no answer)", ""]
     sources = state.cited_passages()
     if sources:
@@ -47,11 +52,14 @@ def markdown_report(state: RunState, header: str = "", picture: str | None = Non
     return "\n".join(lines)
 
 
-def save_trace(state: RunState, folder: Path, header: str = "", picture: bool = False) -> list[Path]:
+def save_trace(state: RunState, folder: Path, header: str = "", picture: bool = False,
+               run_id: str | None = None) -> list[Path]:
     """Write ``trace-<run>.jsonl`` and ``trace-<run>.md`` into ``folder`` and, with ``picture``, the run drawn
-    as ``trace-<run>.svg`` (shown in the report); return their paths."""
+    as ``trace-<run>.svg`` (shown in the report); return their paths. ``<run>`` is ``run_id``, by default the
+    last event's run: a run resumed with edits starts with the original run's events, and its trace must not
+    overwrite the original's."""
     folder.mkdir(parents=True, exist_ok=True)
-    run_id = next((e.run_id for e in state.events), "empty")
+    run_id = run_id or next((e.run_id for e in reversed(state.events)), "empty")
     stem = re.sub(r"[^A-Za-z0-9_-]", "", run_id) or "run"
     jsonl, report = folder / f"trace-{stem}.jsonl", folder / f"trace-{stem}.md"
     write_jsonl(state.events, jsonl)

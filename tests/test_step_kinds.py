@@ -21,7 +21,8 @@ from pipeline.payloads import (ActionPayload, AnswerPayload, ChainExtras, ErrorP
                                ExpandPayload, GraphRef, HopPayload, NodePayload, PageView, PassageRef, PrunePayload,
                                QAPair, ResultRef, RetrievePayload, RoutePayload, SentenceRef, TokenPayload,
                                ComparedValue, ComparePayload, PlanPayload, SubQuestionPayload,
-                               VerifyPayload, VisitPayload, WalkPayload, WarningPayload, CheckPayload, Signal)
+                               VerifyPayload, VisitPayload, WalkPayload, WarningPayload, CheckPayload, Signal,
+                               EditPayload)
 from pipeline.picture import draw, style_of
 from pipeline.steps import KINDS, NOTE_KINDS, Payload
 from pipeline.steps.kind import StepKind
@@ -87,6 +88,8 @@ SAMPLES: dict[str, BaseModel] = {
                           deeper="deeper method", reason="escalation reason words"),
     "evidence": EvidencePayload(text="next evidence words", path=["s1", "s2"], depth=1, candidates=8, chosen=3,
                                 fallback="a fallback reason"),
+    "edit": EditPayload(action="edit_reading", target="n42", reading="old question? → old answer",
+                        question="edited question?", answer="edited answer"),
 }
 
 # Fields a consumer need not show, and why.
@@ -104,6 +107,7 @@ UNSHOWN = {
     "visit": {"node", "node_kind", "label", "from_node", "collection", "seed"},  # ids and the edge's source
     "evidence": {"path", "depth"},  # the path is the parent chain
     "verify": {"evidence"},  # checked through its parts below
+    "edit": {"action"},  # said in words by the title: "You pruned", "You edited a reading"...
 }
 
 

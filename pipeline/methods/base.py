@@ -25,6 +25,7 @@ from pipeline.settings import NoSettings
 if TYPE_CHECKING:
     from pipeline.evaluation.data import EvalItem
     from pipeline.fold import RunState
+    from pipeline.resume import Steering
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,11 @@ class MethodSpec(Generic[S]):
     - ``record``: what the evaluation keeps of a folded run besides the answer and scores (a tree's nodes, a
       chain's sentences, a walk's visits), under keys of the method's choosing.
     - ``scores``: extra evaluation scores from an item and the folded run.
+    - ``edits``: the edits a person may make to a finished run of it (``pipeline.edits``): every method takes
+      ``drop_passage``; a tree of interpretations takes ``prune``, ``restore`` and ``edit_reading`` as well.
+    - ``reanswer``: the method's own answer step run again after edits (``pipeline.resume``), given the
+      ``Steering`` (the run folded with the edits, the answer they change, the passages dropped); None: the
+      generic reader (``pipeline.resume.read_again``) writes the new answer.
     """
 
     name: str
@@ -57,6 +63,8 @@ class MethodSpec(Generic[S]):
     prompts: tuple[str, ...] = ()
     record: Callable[["RunState"], dict[str, Any]] | None = None
     scores: Callable[["EvalItem", "RunState"], dict[str, float]] | None = None
+    edits: tuple[str, ...] = ("drop_passage",)
+    reanswer: Callable[["Steering", RunContext, Tracer, S], Iterator[StepEvent]] | None = None
 
     def prompt_versions(self) -> dict[str, Any]:
         from pipeline.prompting import load_prompt
@@ -71,15 +79,23 @@ def run_method(spec: MethodSpec, question: str, ctx: RunContext, run_id: str | N
     message."""
     tracer = tracer or Tracer(spec.name, run_id)
     settings = ctx.settings.for_method(spec.name, spec.settings)
+    yield from guarded(lambda: spec.run(question, ctx, tracer, settings), tracer,
+                       f"method {spec.name} failed on {question!r}")
+
+
+def guarded(steps: Callable[[], Iterator[StepEvent]], tracer: Tracer, failure: str) -> Iterator[StepEvent]:
+    """The events of ``steps()``, a method's run or a resumed run's recomputed steps, with stopping, model
+    failures and bugs ending them in a warning or error event instead of an exception; ``failure`` says in the
+    server log what failed on a bug."""
     try:
-        yield from spec.run(question, ctx, tracer, settings)
+        yield from steps()
     except Cancelled:
         yield tracer.event(WarningPayload(message="The run was stopped.", stopped=True), "Stopped")
     except (LLMCallError, ModelError) as exc:
         yield tracer.event(ErrorPayload(message=str(exc)), "Model error")
     except Exception:  # a bug: its detail (paths, addresses) goes to the server log only, under a reference
         reference = uuid.uuid4().hex[:8]
-        log.exception("[%s] method %s failed on %r", reference, spec.name, question)
+        log.exception("[%s] %s", reference, failure)
         yield tracer.event(ErrorPayload(message=f"Something went wrong inside the app (reference {reference}); "
                                                 "the operator can find the details in the server log under "
                                                 "that reference."), "Internal error")

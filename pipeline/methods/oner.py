@@ -4,7 +4,7 @@ answer is this method's (``answer_once``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Generator, Iterator
+from typing import TYPE_CHECKING, Generator, Iterator
 
 from langchain_core.documents import Document
 
@@ -15,6 +15,9 @@ from pipeline.methods.base import MethodSpec
 from pipeline.payloads import AnswerPayload
 from pipeline.prompting import Prompt, answer_prompt, format_passages
 from pipeline.settings import NoSettings
+
+if TYPE_CHECKING:
+    from pipeline.resume import Steering
 
 
 @dataclass(frozen=True)
@@ -34,14 +37,28 @@ def answer_once(question: str, ctx: RunContext, tracer: Tracer) -> Generator[Ste
     produced (``found = yield from answer_once(...)``)."""
     passages = yield from retrieve_step(ctx, tracer, question)
     ctx.check_cancelled()
+    return (yield from answer_from(question, passages, ctx, tracer))
+
+
+def answer_from(question: str, passages: list[Document], ctx: RunContext, tracer: Tracer,
+                parent_id: str | None = None) -> Generator[StepEvent, None, OneAnswer]:
+    """OneR's answer step alone: stream an answer to ``question`` from ``passages``, citing them as [1], [2]...;
+    return what it produced. ``answer_once`` calls it after its retrieval; a resumed run calls it with the
+    passages its edits left (``reanswer``)."""
     values = {"question": question, "passages": format_passages(passages) or "(no passages found)"}
     prompt = answer_prompt("oner_answer", ctx.settings.answer_style)
     answer = None
-    for event in stream_answer(ctx, tracer, prompt, values, passages):
+    for event in stream_answer(ctx, tracer, prompt, values, passages, parent_id=parent_id):
         if isinstance(event.payload, AnswerPayload) and event.status == Status.DONE:
             answer = event
         yield event
     return OneAnswer(passages, prompt, values, answer)
+
+
+def reanswer(steering: "Steering", ctx: RunContext, tracer: Tracer, settings: NoSettings) -> Iterator[StepEvent]:
+    """OneR after edits: its answer step again, from the answer's passages less those dropped (no retrieval)."""
+    yield from answer_from(steering.question, steering.kept_passages(), ctx, tracer,
+                           parent_id=steering.answer.parent_id)
 
 
 def run(question: str, ctx: RunContext, tracer: Tracer, settings: NoSettings) -> Iterator[StepEvent]:
@@ -53,5 +70,5 @@ METHOD = MethodSpec(
     name="oner", label="OneR (retrieve once)", run=run,
     summary="One retrieval with the question, one cited answer: right for single-fact questions.",
     chosen_because="it asks for one plain fact that one retrieval can find",
-    prompts=("oner_answer", "oner_answer_short"),
+    prompts=("oner_answer", "oner_answer_short"), reanswer=reanswer,
 )

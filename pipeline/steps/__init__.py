@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Annotated, Union
 
 from pydantic import Field
 
-from pipeline.steps import auto, browse, chain, common, graph, tree
+from pipeline.steps import auto, browse, chain, common, edit, graph, tree
 from pipeline.steps.kind import StepKind
 
 if TYPE_CHECKING:
     from pipeline.events import StepEvent
 
-_FAMILIES = (common, tree, chain, graph, browse, auto)
+_FAMILIES = (common, tree, chain, graph, browse, auto, edit)
 
 KINDS: dict[str, StepKind] = {kind.name: kind for family in _FAMILIES for kind in family.KINDS}
 

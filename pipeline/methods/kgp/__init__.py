@@ -3,7 +3,7 @@
 ``structure_nodes``."""
 
 from pipeline.methods.base import MethodSpec
-from pipeline.methods.kgp.walk import KGPSettings, run, walk_record, walk_scores
+from pipeline.methods.kgp.walk import KGPSettings, reanswer, run, walk_record, walk_scores
 
 METHOD = MethodSpec(
     name="kgp", label="KGP (knowledge graph prompting)", run=run,
@@ -12,5 +12,5 @@ METHOD = MethodSpec(
             "spread over linked documents, and for questions about a table or a page.",
     settings=KGPSettings, structure="graph",
     prompts=("kgp_next_evidence", "oner_answer", "oner_answer_short"),
-    record=walk_record, scores=walk_scores,
+    record=walk_record, scores=walk_scores, reanswer=reanswer,
 )

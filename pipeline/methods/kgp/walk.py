@@ -43,6 +43,7 @@ KEYWORDS_SHOWN = 3  # shared keywords named on a keyword edge
 
 if TYPE_CHECKING:
     from pipeline.fold import RunState
+    from pipeline.resume import Steering
 
 
 class KGPSettings(BaseModel):
@@ -103,7 +104,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer, cfg: KGPSettings) -> Ite
         yield tracer.event(payload, title, id=root, status=Status.RUNNING)
         passages = yield from retrieve_step(ctx, tracer, question, parent_id=root)
         yield tracer.event(payload, title, id=root)
-        yield from _answer(ctx, tracer, question, passages, root, {})
+        yield from answer_from(ctx, tracer, question, passages, root, {})
         return
 
     ask = structure_ask(question)
@@ -129,7 +130,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer, cfg: KGPSettings) -> Ite
                 message = (f"{target} is stored in {len(visits)} passages; the reader reads the first "
                            f"{len(read)} (raise top_k to read more).")
                 yield tracer.event(WarningPayload(message=message), message, parent_id=root)
-            yield from _answer(ctx, tracer, question, [v.doc for v in read], root,
+            yield from answer_from(ctx, tracer, question, [v.doc for v in read], root,
                                {v.doc.id: v.step for v in read})
             return
 
@@ -137,7 +138,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer, cfg: KGPSettings) -> Ite
     yield tracer.event(_with(payload, visited=len(visits)), title, id=root)
     ctx.check_cancelled()
     read = _reader_passages(ctx, cfg, question, visits)
-    yield from _answer(ctx, tracer, question, [v.doc for v in read], root, {v.doc.id: v.step for v in read},
+    yield from answer_from(ctx, tracer, question, [v.doc for v in read], root, {v.doc.id: v.step for v in read},
                        collected=[v.doc for v in visits])
 
 
@@ -338,15 +339,29 @@ def _structure_visits(ctx: RunContext, tracer: Tracer, matches, root: str):
     return visits
 
 
-def _answer(ctx: RunContext, tracer: Tracer, question: str, passages: list[Document], root: str,
-            steps: dict[str | None, str], collected: list[Document] | None = None) -> Iterator[StepEvent]:
-    """The reader: a cited answer from ``passages`` (linked to the visits that found them)."""
+def answer_from(ctx: RunContext, tracer: Tracer, question: str, passages: list[Document], root: str,
+                steps: dict[str | None, str], collected: list[Document] | None = None) -> Iterator[StepEvent]:
+    """The reader: a cited answer from ``passages`` (linked to the visits that found them, ``steps``: passage id
+    -> visit step id), under the walk's ``root``. The walk calls it last; a run resumed with edits calls it alone
+    (``reanswer``)."""
     values = {"question": question, "passages": format_passages(passages) or "(no passages found)"}
     links = [Link(target=steps[d.id], type="read") for d in passages if d.id in steps]
     extras = WalkExtras(collected=passage_refs(collected)) if collected else None
     for event in stream_answer(ctx, tracer, answer_prompt("oner_answer", ctx.settings.answer_style), values,
                                passages, parent_id=root, extras=extras):
         yield event.model_copy(update={"links": links}) if event.status == Status.DONE and links else event
+
+
+def reanswer(steering: "Steering", ctx: RunContext, tracer: Tracer, cfg: KGPSettings) -> Iterator[StepEvent]:
+    """KGP after edits: its reader again, from the passages it read less those dropped, linked to the visits that
+    found them; no walk, no seed retrieval."""
+    steps = {v.passage.id: step for step, v in steering.state.steps_of(VisitPayload)
+             if v.passage is not None and v.passage.id}
+    extras = steering.answer.payload.extras
+    collected = ([p.document() for p in extras.collected if not steering.is_dropped(p)]
+                 if isinstance(extras, WalkExtras) else None)
+    yield from answer_from(ctx, tracer, steering.question, steering.kept_passages(), steering.answer.parent_id,
+                           steps, collected)
 
 
 def walk_scores(item, state) -> dict[str, float]:

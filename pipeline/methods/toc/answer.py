@@ -18,14 +18,24 @@ if TYPE_CHECKING:
     from pipeline.methods.toc.tree import Node
 
 
-def write_answer(ctx: RunContext, tracer: Tracer, question: str, root: Node, nodes: list[Node],
-            pool: list[Document], settings) -> Iterator[StepEvent]:
-    chosen = [n for n in nodes if n.valid][: settings.max_valid_nodes]
+def kept_readings(nodes: list[Node], settings) -> list[Node]:
+    """The readings an answer is written from: the kept and restored ones, in tree order, at most
+    ``max_valid_nodes``."""
+    return [n for n in nodes if n.valid][: settings.max_valid_nodes]
+
+
+def write_answer(ctx: RunContext, tracer: Tracer, question: str, chosen: list[Node], pool: list[Document],
+                 settings, *, parent_id: str | None) -> Iterator[StepEvent]:
+    """ToC's answer step: the long answer from the ``chosen`` readings (their questions, answers and evidence
+    passages) and the retrieved ``pool``, under ``parent_id`` (the tree's root). The tree calls it once its
+    readings are kept or pruned; a run resumed with edits calls it alone with the readings the edits leave
+    (``pipeline.methods.toc.steer``). Without a reading, the question is answered as unambiguous from the pool;
+    with short answers, from the readings' passages then the pool's."""
     if not chosen:
         passages = pool[: ctx.settings.top_k]
         values = {"question": question, "passages": format_passages(passages) or "(no passages found)"}
         yield from stream_answer(ctx, tracer, answer_prompt("oner_answer", ctx.settings.answer_style), values,
-                                 passages, parent_id=root.id,
+                                 passages, parent_id=parent_id,
                                  title="Answer (treated as unambiguous: no interpretation survived)",
                                  extras=TreeExtras(unambiguous=True))
         return
@@ -41,7 +51,7 @@ def write_answer(ctx: RunContext, tracer: Tracer, question: str, root: Node, nod
         passages = (passages + [p for p in pool if p.id not in {q.id for q in passages}])[: ctx.settings.top_k]
         values = {"question": question, "passages": format_passages(passages)}
         yield from stream_answer(ctx, tracer, answer_prompt("oner_answer", "short"), values, passages,
-                                 parent_id=root.id, title="Answer (short: from the kept interpretations' passages)",
+                                 parent_id=parent_id, title="Answer (short: from the kept interpretations' passages)",
                                  extras=TreeExtras(unambiguous=False, interpretations=interpretations))
         return
     lines = "\n".join(f"- {n.question} {n.answer}" for n in chosen)
@@ -57,7 +67,7 @@ def write_answer(ctx: RunContext, tracer: Tracer, question: str, root: Node, nod
     for read in (p for n in chosen for p in (n.source, n.evidence) if p is not None):
         if read.id not in {p.id for p in checked}:
             checked.append(read)
-    yield from stream_answer(ctx, tracer, load_prompt("toc_answer"), values, passages, parent_id=root.id,
+    yield from stream_answer(ctx, tracer, load_prompt("toc_answer"), values, passages, parent_id=parent_id,
                              title="Answer", finish=cover, support_passages=retrieved, check_passages=checked,
                              support_questions=[n.question for n in chosen],
                              extras=TreeExtras(unambiguous=False, interpretations=interpretations))

@@ -20,7 +20,7 @@ from models.rerankers import RankFusionReranker
 from pipeline.answering import retrieve_step
 from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
-from pipeline.methods.toc.answer import write_answer
+from pipeline.methods.toc.answer import kept_readings, write_answer
 from pipeline.methods.toc.clarify import MAX_ANSWER_WORDS, Expander
 from pipeline.methods.toc.settings import ToCSettings
 from pipeline.methods.toc.verification import EvidenceVerifier, Verifier
@@ -134,7 +134,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer, settings: ToCSettings,
     yield from _undo_pruning(tracer, nodes, settings.min_valid_nodes)
     root.reason = f"stopped: {stop_reason}"
     yield _node_event(tracer, root, llm_calls_used=calls)
-    yield from write_answer(ctx, tracer, question, root, nodes, pool, settings)
+    yield from write_answer(ctx, tracer, question, kept_readings(nodes, settings), pool, settings, parent_id=root.id)
 
 
 def _judge(ctx: RunContext, tracer: Tracer, settings: ToCSettings, verifier: Verifier, reranker, question: str,

@@ -1,0 +1,396 @@
+"""Steering a finished run (issue 35): a person's edits as data, a run resumed from its trace with them, only what
+they touch recomputed (ToC's long answer alone; an answer step without a dropped passage), the edits as steps of
+the new trace, the CLI's --from-trace and --edit, and edits that do not fit the run refused in one line."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+from langchain_core.documents import Document
+
+import pipeline.__main__ as cli
+from pipeline.__main__ import Printer
+from pipeline.context import RunContext
+from pipeline.edits import DropPassage, EditError, EditReading, Prune, Restore, parse_edit
+from pipeline.events import EventKind, Status, Tracer, read_jsonl
+from pipeline.fold import RunState
+from pipeline.payloads import (AnswerPayload, ChainExtras, EditPayload, NodePayload, PassageRef, RoutePayload,
+                               VisitPayload, WalkExtras, WalkPayload, passage_refs)
+from pipeline.picture import draw
+from pipeline.prompting import answer_prompt
+from pipeline.resume import AFTER_EDITS, Resumption
+from pipeline.service import RunRequest, RunService
+from pipeline.trace import markdown_report
+from tests.fakes import ScriptedLLM, ScriptedRetriever, TreeScript, settings_with
+from ui.view import render
+
+AQ = "Who won the Tour de France?"
+Q24, Q23, Q19 = ("Who won the 2024 Tour de France?", "Who won the 2023 Tour de France?",
+                 "Who won the 2019 Tour de France?")
+FEMMES = "Who won the 2024 Tour de France Femmes?"
+FACTS = [
+    "Tadej Pogacar won the 2024 Tour de France, his third overall victory.",
+    "Jonas Vingegaard won the 2023 Tour de France ahead of Tadej Pogacar.",
+    "Egan Bernal won the 2019 Tour de France, the first Colombian winner.",
+    "The 2024 Tour de France Femmes was won by Katarzyna Niewiadoma.",
+]
+DOCS = [Document(page_content=text, metadata={"title": "Tour de France", "source": "tour.txt"}, id=f"t{i}")
+        for i, text in enumerate(FACTS)]
+# The tree the scripted model grows: three readings of the question; the 2019 one fails verification.
+TREE = {AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard"), (Q19, "Egan Bernal")]}
+TOC = {"clarify": "enumerate", "keep_threshold": 0.5, "max_depth": 1, "min_valid_nodes": 1}
+
+
+def _interpretations(messages) -> list[str]:
+    """The interpretation lines of a ToC answer prompt ("- question answer")."""
+    text = messages[-1]["content"]
+    block = text.split("Interpretations:\n", 1)[1].split("\nAnswer every", 1)[0]
+    return [line[2:] for line in block.splitlines() if line.startswith("- ")]
+
+
+def echo_readings(messages, options) -> str:
+    """A scripted answer writer that writes each interpretation it was given as a sentence, so the answer holds
+    exactly the readings of its prompt."""
+    return " ".join(f"{line} [1]." for line in _interpretations(messages))
+
+
+@pytest.fixture(scope="module")
+def toc_run(embeddings, tmp_path_factory):
+    """A finished ToC run (its Run, with its trace saved) and its settings."""
+    settings = settings_with(toc=TOC)
+    script = TreeScript(TREE, p_true={"Egan Bernal": 0.01})
+    ctx = RunContext(llm=script.llm, retriever=ScriptedRetriever(lambda q, k: DOCS), embeddings=embeddings,
+                     settings=settings)
+    folder = tmp_path_factory.mktemp("traces")
+    run = RunService().start(RunRequest(question=AQ, method="toc", settings=settings), context=ctx,
+                             trace_dir=folder)
+    list(run)
+    assert run.state.outcome == "answered"
+    return run, settings
+
+
+def _node(state: RunState, question: str) -> tuple[str, NodePayload]:
+    return next((i, p) for i, p in state.steps_of(NodePayload) if p.question == question)
+
+
+def _resume(run_state: RunState, edits, settings, embeddings, script=echo_readings, folder: Path | None = None):
+    llm = ScriptedLLM(script)
+    retriever = ScriptedRetriever(lambda q, k: pytest.fail("a resumed run retrieves nothing"))
+    ctx = RunContext(llm=llm, retriever=retriever, embeddings=embeddings, settings=settings)
+    resumed = RunService().resume(run_state.events, edits, settings=settings, context=ctx, trace_dir=folder)
+    events = list(resumed)
+    return resumed, events, llm
+
+
+def test_pruning_a_kept_reading_reruns_the_long_answer_alone_without_it(toc_run, embeddings, tmp_path):
+    run, settings = toc_run
+    original = run.state
+    pruned, payload = _node(original, Q24)
+    assert payload.state == "kept" and _node(original, Q23)[1].state == "kept"
+    resumed, events, llm = _resume(original, [Prune(node=pruned)], settings, embeddings, folder=tmp_path)
+
+    # Only the long answer was written again: one model call, ToC's answer prompt, without the pruned reading.
+    assert len(llm.calls) == 1
+    messages = llm.calls[0][0]
+    assert messages[0]["content"].startswith("You write answers to ambiguous questions")
+    assert _interpretations(messages) == [f"{Q23} Jonas Vingegaard"]
+    state = resumed.state
+    assert "2024" not in state.answer_text and "Pogacar" not in state.answer_text
+    assert state.answer_text == f"{Q23} Jonas Vingegaard [1]."
+    assert [i.question for i in state.answer.extras.interpretations] == [Q23]
+    assert state.final_answer.title == "Answer" + AFTER_EDITS
+
+    # The new trace: the original run's events as they were, then the edit and the reading it pruned, then the
+    # answer, saved under a new run id beside nothing of the original's.
+    n = len(original.events)
+    assert [e.model_dump() for e in events[:n]] == [e.model_dump() for e in original.events]
+    new = events[n:]
+    assert new[0].kind == EventKind.EDIT and new[0].parent_id == pruned
+    assert new[0].payload == EditPayload(action="prune", target=pruned, reading=f"{Q24} → Tadej Pogacar")
+    assert new[1].id == pruned and new[1].payload.state == "pruned" and new[1].payload.reason == "pruned by you"
+    assert {e.kind for e in new[2:]} <= {EventKind.ANSWER, EventKind.ANSWER_TOKEN, EventKind.WARNING}
+    assert not {e.id for e in new if e.id != pruned} & set(original.steps)  # no new step takes an old id
+    saved = list(read_jsonl(resumed.trace_files[0]))
+    assert [e.model_dump() for e in saved] == [e.model_dump() for e in events]
+    assert resumed.trace_files[0].name == f"trace-{resumed.id}.jsonl" and resumed.id != run.id
+    assert _node(RunState.of(saved), Q24)[1].state == "pruned"
+    picture = resumed.trace_files[2].read_text(encoding="utf-8")
+    assert f'data-node="{new[0].id}"' in picture and 'data-kind="edit"' in picture and "your edit" in picture
+    report = resumed.trace_files[1].read_text(encoding="utf-8")
+    assert f"## Your edits\n\n- You pruned: {Q24} → Tadej Pogacar" in report
+    assert f"Resumed with your edits from run {run.id}" in report
+
+
+def test_restoring_a_pruned_reading_brings_it_back_into_the_answer(toc_run, embeddings):
+    run, settings = toc_run
+    pruned, payload = _node(run.state, Q19)
+    assert payload.state == "pruned" and payload.prune_kind == "verification"
+    resumed, events, llm = _resume(run.state, [Restore(node=pruned)], settings, embeddings)
+    assert len(llm.calls) == 1
+    assert _interpretations(llm.calls[0][0]) == [f"{Q24} Tadej Pogacar", f"{Q23} Jonas Vingegaard",
+                                                 f"{Q19} Egan Bernal"]
+    assert "Egan Bernal" in llm.calls[0][0][-1]["content"].split("</passages>")[0]  # its evidence passage is read
+    assert f"{Q19} Egan Bernal [1]." in resumed.state.answer_text
+    restored = resumed.state.steps[pruned].payload
+    assert restored.state == "restored" and restored.reason.startswith("restored by you (was: score")
+
+
+def test_a_resumed_trace_resumed_again_keeps_the_first_edits(toc_run, embeddings):
+    run, settings = toc_run
+    first, _ = _node(run.state, Q24)
+    once, _, _ = _resume(run.state, [Prune(node=first)], settings, embeddings)
+    twice, _, llm = _resume(once.state, [Restore(node=first), Prune(node=_node(run.state, Q23)[0])], settings,
+                            embeddings)
+    assert _interpretations(llm.calls[0][0]) == [f"{Q24} Tadej Pogacar"]
+    assert [p.action for p in twice.state.payloads(EditPayload)] == ["prune", "restore", "prune"]
+
+
+def test_editing_a_reading_rewrites_it_in_the_answer_with_the_passage_that_holds_the_new_answer(toc_run,
+                                                                                                  embeddings):
+    run, settings = toc_run
+    edited, _ = _node(run.state, Q24)
+    edit = EditReading(node=edited, question=FEMMES, answer="Katarzyna Niewiadoma")
+    resumed, events, llm = _resume(run.state, [edit], settings, embeddings)
+    assert len(llm.calls) == 1
+    prompt = llm.calls[0][0][-1]["content"]
+    assert _interpretations(llm.calls[0][0]) == [f"{FEMMES} Katarzyna Niewiadoma", f"{Q23} Jonas Vingegaard"]
+    assert FACTS[3] in prompt and FACTS[0] not in prompt  # the new answer's passage replaces the old one's
+    assert f"{FEMMES} Katarzyna Niewiadoma [1]." in resumed.state.answer_text
+    assert "Tadej Pogacar" not in resumed.state.answer_text
+    node = resumed.state.steps[edited].payload
+    assert (node.question, node.answer, node.state) == (FEMMES, "Katarzyna Niewiadoma", "kept")
+    step = next(s for s in resumed.state.steps.values() if s.kind == EventKind.EDIT)
+    assert step.title == f"You edited a reading: {FEMMES} → Katarzyna Niewiadoma"
+    assert step.payload.reading == f"{Q24} → Tadej Pogacar"
+
+
+def test_dropping_a_passage_of_a_toc_answer_takes_it_out_of_the_readings_evidence(toc_run, embeddings):
+    run, settings = toc_run
+    passages = run.state.answer.passages
+    second = next(p for p in passages if p.id == "t1")
+    resumed, _, llm = _resume(run.state, [DropPassage(passage=second.number)], settings, embeddings)
+    assert len(llm.calls) == 1 and FACTS[1] not in llm.calls[0][0][-1]["content"]
+    assert "t1" not in {p.id for p in resumed.state.answer.passages}
+
+
+def state_settings():
+    return settings_with()
+
+
+def oner_run(answer: str = "Jane Austen wrote Pride and Prejudice [1] and Emma [2].") -> RunState:
+    docs = [Document(page_content=text, metadata={"title": title}, id=f"d{i}") for i, (title, text) in enumerate([
+        ("Pride and Prejudice", "Pride and Prejudice is an 1813 novel by Jane Austen."),
+        ("Emma", "Emma is a novel by Jane Austen, published in 1815."),
+        ("Dune", "Dune is a 1965 science fiction novel by Frank Herbert.")])]
+    ctx = RunContext(llm=ScriptedLLM([answer]), retriever=ScriptedRetriever(lambda q, k: docs))
+    run = RunService().start(RunRequest(question="Which novels did Jane Austen write?", method="oner"),
+                             context=ctx)
+    list(run)
+    return run.state
+
+
+def test_dropping_a_passage_reanswers_oner_without_it(tmp_path):
+    state = oner_run()
+    resumed, events, llm = _resume(state, [parse_edit("drop:2")], state_settings(), None, folder=tmp_path,
+                                   script=lambda messages, options: "Jane Austen wrote Pride and Prejudice [1].")
+    assert len(llm.calls) == 1
+    prompt = llm.calls[0][0][-1]["content"]
+    assert "published in 1815" not in prompt
+    assert "an 1813 novel" in prompt and "1965 science fiction" in prompt
+    answer = resumed.state.answer
+    assert [p.id for p in answer.passages] == ["d0", "d2"] and [p.number for p in answer.passages] == [1, 2]
+    assert answer.answer == "Jane Austen wrote Pride and Prejudice [1]." and answer.citations == [1]
+    edit = next(e for e in events if e.kind == EventKind.EDIT)
+    assert edit.parent_id == state.final_answer.id and edit.title == "You dropped passage [2]: Emma"
+    assert edit.payload.passage.text == "Emma is a novel by Jane Austen, published in 1815."
+    # Every consumer shows the edit: the view, the report, the CLI and the picture.
+    out = io.StringIO()
+    with redirect_stdout(out):
+        printer = Printer()
+        for event in resumed.state.events:
+            printer.show(event, resumed.state)
+    assert "You dropped passage [2]: Emma" in out.getvalue()
+    assert "You dropped passage [2]: Emma" in render(resumed.state)
+    assert "## Your edits\n\n- You dropped passage [2]: Emma" in markdown_report(resumed.state)
+    assert 'data-kind="edit"' in draw(resumed.state) and "your edit" in draw(resumed.state, standalone=True)
+
+
+def _hand_made(method: str, extras, with_visits: bool = False) -> RunState:
+    """A finished run of ``method`` made by hand: its route, (a walk and its visits) and an answer from three
+    passages."""
+    refs = [PassageRef(id=f"p{i}", title=f"Title {i}", text=f"Fact number {i} about the harbour.", number=i)
+            for i in (1, 2, 3)]
+    tracer = Tracer(method)
+    events = [tracer.event(RoutePayload(method=method, label=method, structure="chain", question="What of it?"),
+                           method)]
+    parent = None
+    if with_visits:
+        parent = "w1"
+        events.append(tracer.event(WalkPayload(question="What of it?"), "Walk", id=parent))
+        events += [tracer.event(VisitPayload(node=r.id, passage=r), r.title, id=f"v{r.number}", parent_id=parent)
+                   for r in refs]
+    events.append(tracer.event(AnswerPayload(answer="It is so [2].", citations=[2], passages=refs, extras=extras),
+                               "Answer", id="a9", parent_id=parent))
+    return RunState.of(events)
+
+
+def test_a_method_without_a_reanswer_of_its_own_gets_the_generic_reader():
+    extras = ChainExtras(reader="notes", reasoning=["The harbour has a fact."],
+                         collected=[PassageRef(id=f"p{i}", text=f"Fact number {i} about the harbour.")
+                                    for i in (1, 2, 3)])
+    state = _hand_made("ircot", extras)
+    resumed, _, llm = _resume(state, [DropPassage(passage="p2")], state_settings(), None,
+                              script=lambda messages, options: "It is fact one [1].")
+    assert len(llm.calls) == 1
+    prompt = llm.calls[0][0]
+    oner = answer_prompt("oner_answer", "long").messages(question="q", passages="p")[0]["content"]
+    assert prompt[0]["content"] == oner  # OneR's answer prompt, not a chain's
+    assert "Fact number 2" not in prompt[-1]["content"] and "Fact number 3" in prompt[-1]["content"]
+    answer = resumed.state.answer
+    assert [p.id for p in answer.extras.collected] == ["p1", "p3"] and answer.extras.reader == "direct"
+    assert answer.extras.reasoning == ["The harbour has a fact."]
+
+
+def test_kgp_reanswers_with_its_own_reader_linked_to_the_visits():
+    state = _hand_made("kgp", WalkExtras(collected=passage_refs(
+        [Document(page_content=f"Fact number {i} about the harbour.", id=f"p{i}") for i in (1, 2, 3)])),
+        with_visits=True)
+    resumed, _, llm = _resume(state, [DropPassage(passage=1)], state_settings(), None,
+                              script=lambda messages, options: "It is fact two [1] and three [2].")
+    assert len(llm.calls) == 1 and "Fact number 1" not in llm.calls[0][0][-1]["content"]
+    final = resumed.state.final_answer
+    assert final.parent_id == "w1" and [link.target for link in final.links] == ["v2", "v3"]
+    assert [p.id for p in final.payload.extras.collected] == ["p2", "p3"]
+
+
+@pytest.mark.parametrize("edits, message", [
+    ([Prune(node="n999")], "There is no reading 'n999' in this run (its readings: "),
+    ([Prune(node="ROOT")], "is the question itself, not one of its readings"),
+    ([Restore(node="KEPT")], "is kept, not pruned: only a pruned reading can be restored."),
+    ([Prune(node="PRUNED")], "is pruned, not kept: only a kept reading can be pruned."),
+    ([Prune(node="KEPT"), Prune(node="KEPT")], "is pruned, not kept"),
+    ([DropPassage(passage=99)], "There is no passage [99] in the answer (it read passages [1] to ["),
+    ([DropPassage(passage="nope")], "No passage of the answer has the id 'nope'."),
+    ([DropPassage(passage=1), DropPassage(passage=1)], "Passage [1] is dropped twice."),
+    ([], "No edit was given."),
+])
+def test_edits_that_do_not_fit_the_run_are_refused_in_one_line(toc_run, edits, message):
+    state = toc_run[0].state
+    ids = {"ROOT": next(i for i, p in state.steps_of(NodePayload) if p.state == "root"),
+           "KEPT": _node(state, Q23)[0], "PRUNED": _node(state, Q19)[0]}
+    edits = [e.model_copy(update={"node": ids.get(e.node, e.node)}) if hasattr(e, "node") else e for e in edits]
+    with pytest.raises(EditError) as caught:
+        RunService().resume(state.events, edits)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_an_edit_for_another_method_and_a_run_without_an_answer_are_refused():
+    with pytest.raises(EditError, match=r"^'prune' does not apply to this run: its answer is OneR \(retrieve "
+                                        r"once\)'s, which takes drop_passage\.$"):
+        Resumption(oner_run(), [Prune(node="n1")])
+    tracer = Tracer("oner")
+    stopped = RunState.of([tracer.event(RoutePayload(method="oner", label="OneR", structure="answer",
+                                                     question="q"), "OneR"),
+                           tracer.event(AnswerPayload(), "Answer", id="a1", status=Status.RUNNING)])
+    with pytest.raises(EditError, match="no answer to rewrite"):
+        Resumption(stopped, [DropPassage(passage=1)])
+
+
+def _scripted_runtime(monkeypatch, tmp_path, embeddings, llm):
+    from pipeline.runtime import Runtime, RuntimeConfig
+
+    def runtime(args):
+        made = Runtime(RuntimeConfig(data_dir=Path(args.data_dir), model="default"), embeddings=embeddings)
+        made.use_model("default", llm)
+        return made
+
+    monkeypatch.setattr(cli, "_runtime", runtime)
+
+
+def test_the_cli_resumes_a_saved_trace_with_edits_and_saves_the_new_trace(toc_run, embeddings, tmp_path,
+                                                                         monkeypatch, capsys):
+    run, _ = toc_run
+    original = run.trace_files[0]
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    trace = folder / original.name
+    trace.write_bytes(original.read_bytes())
+    llm = ScriptedLLM(echo_readings)
+    _scripted_runtime(monkeypatch, tmp_path, embeddings, llm)
+    pruned, kept = _node(run.state, Q24)[0], _node(run.state, Q19)[0]
+    edits = tmp_path / "edits.json"
+    edits.write_text(json.dumps([{"action": "restore", "node": kept}]), encoding="utf-8")
+    base = ["ask", "--from-trace", str(trace), "--data-dir", str(tmp_path / "data")]
+
+    assert cli.main(base) == 0  # without edits: what may be edited, nothing written
+    listed = capsys.readouterr().out
+    assert f"{pruned}  kept     {Q24} → Tadej Pogacar" in listed and f"{kept}  pruned" in listed
+    assert sorted(p.name for p in folder.iterdir()) == [trace.name]
+
+    assert cli.main([*base, "--edit", f"prune:{pruned}", "--edits", str(edits)]) == 0
+    out = capsys.readouterr()
+    assert len(llm.calls) == 1 and _interpretations(llm.calls[0][0]) == [f"{Q23} Jonas Vingegaard",
+                                                                         f"{Q19} Egan Bernal"]
+    assert f"You pruned: {Q24} → Tadej Pogacar" in out.out and f"You restored: {Q19} → Egan Bernal" in out.out
+    assert f"Answer: {Q23} Jonas Vingegaard [1]. {Q19} Egan Bernal [1]." in out.out
+    assert "Clarify:" not in out.out  # the original run's steps are not printed again
+    new = sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p != trace)
+    assert len(new) == 1 and "Trace saved: " + str(new[0]) in out.err
+    assert trace.read_bytes() == original.read_bytes()
+    saved = RunState.of(read_jsonl(new[0]))
+    assert [p.action for p in saved.payloads(EditPayload)] == ["prune", "restore"]
+    assert "Egan Bernal" in saved.answer_text
+
+
+@pytest.mark.parametrize("edit, message", [
+    ("prune:n999", "error: There is no reading 'n999' in this run"),
+    ("restore:KEPT", "only a pruned reading can be restored."),
+    ("drop:42", "error: There is no passage [42] in the answer"),
+    ("zap:n1", "error: cannot read the edit 'zap:n1'"),
+])
+def test_the_cli_refuses_a_bad_edit_with_exit_code_2_and_writes_nothing(toc_run, tmp_path, monkeypatch, capsys,
+                                                                       edit, message):
+    run, _ = toc_run
+    trace = tmp_path / run.trace_files[0].name
+    trace.write_bytes(run.trace_files[0].read_bytes())
+    monkeypatch.setattr(cli, "_runtime", lambda args: pytest.fail("a bad edit must not load a model"))
+    edit = edit.replace("KEPT", _node(run.state, Q23)[0])
+    code = cli.main(["ask", "--from-trace", str(trace), "--edit", edit, "--data-dir", str(tmp_path / "data")])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == [trace.name]
+
+
+def test_the_cli_refuses_an_edit_for_another_method_and_a_missing_trace(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "_runtime", lambda args: pytest.fail("a bad edit must not load a model"))
+    state = oner_run()
+    trace = tmp_path / "trace-oner.jsonl"
+    trace.write_text("".join(e.to_json() + "\n" for e in state.events), encoding="utf-8")
+    assert cli.main(["ask", "--from-trace", str(trace), "--edit", "prune:n1"]) == 2
+    assert "'prune' does not apply to this run" in capsys.readouterr().err
+    assert cli.main(["ask", "--from-trace", str(tmp_path / "missing.jsonl"), "--edit", "drop:1"]) == 2
+    assert "there is no trace file" in capsys.readouterr().err
+    assert cli.main(["ask", "--edit", "drop:1"]) == 2
+    assert "--from-trace" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["trace-oner.jsonl"]
+
+
+def test_stop_during_a_resumed_answer_ends_it_as_a_run_is_stopped(toc_run, embeddings):
+    import threading
+
+    run, settings = toc_run
+    cancel = threading.Event()
+
+    def press_stop(messages, options):
+        cancel.set()
+        return "An answer that is never finished."
+
+    ctx = RunContext(llm=ScriptedLLM(press_stop), embeddings=embeddings, settings=settings)
+    resumed = RunService().resume(run.state, [Prune(node=_node(run.state, Q24)[0])], context=ctx, cancel=cancel)
+    events = list(resumed)
+    assert resumed.state.stopped() and events[-1].title == "Stopped"
+    assert resumed.state.final_answer.id == run.state.final_answer.id  # the answer written before stands
