@@ -8,6 +8,11 @@ its passages and the answer and passage found; a ``compare`` step when the plan 
 plan that cannot be followed falls back to the sentence chain; a hop with no answer in its passages ends the
 chain with "not found", and the answer is then read from what was collected, with a warning that says so (or
 not written at all: ``hop_fallback``).
+
+The web agent's ``hops`` mode (``pipeline.methods.webagent.hops_mode``) follows the same plan, reads its answers
+from web pages instead of retrieved passages, and shares the rest from here: the plan call (``write_plan``),
+the check that a source holds an answer (``holds``), the reply's reading (``parse_reply``), the conclusion of the
+hops (``conclusion``: the comparison computed, or the answer) and the answer (``answer_from_hops``).
 """
 
 from __future__ import annotations
@@ -50,6 +55,23 @@ class Hop:
     def evidence(self) -> Document | None:
         return self.passages[self.source - 1] if self.source else None
 
+    def ref(self) -> PassageRef | None:
+        """The passage that holds the answer, numbered as the hop's step shows it."""
+        return PassageRef.of(self.evidence, self.source) if self.evidence is not None else None
+
+
+def write_plan(question: str, ctx: RunContext, instead: str) -> tuple[Plan | None, str, dict]:
+    """The plan the model writes for ``question`` (``ircot_plan``, under its grammar): the plan and the call's
+    cost, or None and why it cannot be followed (what is done ``instead``, and what the model wrote)."""
+    prompt = load_prompt("ircot_plan")
+    result = ctx.llm.chat(prompt.messages(question=question), prompt.options(ctx.settings.temperature))
+    try:
+        return plan_for(result.text, question), "", llm_cost(result)
+    except PlanError as exc:
+        wrote = " / ".join(line.strip() for line in result.text.splitlines() if line.strip())[:300]
+        return None, (f"The plan cannot be followed ({exc}): {instead} "
+                      f"The model wrote: {wrote or '(nothing)'}"), llm_cost(result)
+
 
 def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings",
              why: str = "") -> Iterator[StepEvent]:
@@ -60,21 +82,12 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
 
     plan_id = tracer.new_id("p")
     yield tracer.event(PlanPayload(note=why), "Plan", id=plan_id, status=Status.RUNNING)
-    prompt = load_prompt("ircot_plan")
-    result = ctx.llm.chat(prompt.messages(question=question), prompt.options(ctx.settings.temperature))
-    try:
-        plan = plan_for(result.text, question)
-    except PlanError as exc:
-        wrote = " / ".join(line.strip() for line in result.text.splitlines() if line.strip())[:300]
-        error = (f"The plan cannot be followed ({exc}): reasoning one sentence at a time instead. "
-                 f"The model wrote: {wrote or '(nothing)'}")
-        yield tracer.event(PlanPayload(error=error, note=why), "Plan: unusable", id=plan_id, **llm_cost(result))
+    plan, error, cost = write_plan(question, ctx, "reasoning one sentence at a time instead.")
+    if plan is None:
+        yield tracer.event(PlanPayload(error=error, note=why), "Plan: unusable", id=plan_id, **cost)
         yield from run_sentences(question, ctx, tracer, cfg)
         return
-    note = " ".join(text for text in (why, plan.note) if text)
-    yield tracer.event(PlanPayload(questions=list(plan.questions), final=plan.final_line(), note=note),
-                       f"Plan: {len(plan.questions)} sub-question{'s' * (len(plan.questions) > 1)}", id=plan_id,
-                       **llm_cost(result))
+    yield plan_event(tracer, plan, plan_id, why, cost)
 
     hops: dict[int, Hop] = {}
     ids: dict[int, str] = {}
@@ -92,19 +105,23 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
             missing = f"No passage answers \"{hop.question}\"."
             break
 
-    answer, computed, last = None, None, ids[max(hops)]
-    if missing is None and plan.compare:
-        computed = yield from _compare_step(ctx, tracer, question, plan, hops, last)
-        last = computed[0]
-        answer = computed[1]
-        if answer is None:
-            missing = computed[2]
-    elif missing is None:
-        answer = hops[plan.answer].answer
-    why = misfit(question, answer) if answer is not None else None
-    if why is not None:
-        answer, missing = None, f"The chain's answer does not fit the question: {why}"
-    yield from _answer(ctx, tracer, cfg, question, plan, hops, pool, answer, missing, last)
+    comparison, answer, missing = conclusion(question, plan, hops, missing)
+    last = ids[max(hops)]
+    if comparison is not None:
+        step = tracer.new_id("c")
+        yield tracer.event(comparison, compare_title(comparison), id=step, parent_id=last)
+        last = step
+    yield from answer_from_hops(ctx, tracer, question, plan, hops, pool, answer, missing, last,
+                                fallback=cfg.hop_fallback, reader_passages=cfg.reader_passages)
+
+
+def plan_event(tracer: Tracer, plan: Plan, plan_id: str, why: str, cost: dict,
+               parent: str | None = None) -> StepEvent:
+    """The plan step, done: its sub-questions, its final line, and why it was chosen or how it was changed."""
+    note = " ".join(text for text in (why, plan.note) if text)
+    return tracer.event(PlanPayload(questions=list(plan.questions), final=plan.final_line(), note=note),
+                        f"Plan: {len(plan.questions)} sub-question{'s' * (len(plan.questions) > 1)}", id=plan_id,
+                        parent_id=parent, **cost)
 
 
 def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, planned: str, asked: str,
@@ -133,27 +150,39 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
     return hop
 
 
+def parse_reply(reply: str, noun: str = "passage") -> tuple[int, str] | str:
+    """The number and the answer in a hop's reply ("[2] William Clemens"), or why it gives none ("not found",
+    no number, no answer), the number being that of a ``noun``."""
+    match = _REPLY.match(reply.strip().splitlines()[0] if reply.strip() else "")
+    if not match:
+        return f"The model found no {noun} stating the answer." if "not found" in reply.lower() else \
+            f"The reply names no {noun}: {reply.strip()[:80]!r}."
+    named, answer = int(match.group(1)), match.group(2).strip(" .\"'*")
+    return (named, answer) if answer else "The reply gives no answer."
+
+
+def is_judgement(answer: str) -> bool:
+    """A one-word yes or no: a judgement about a source, not a phrase copied from it."""
+    return yes_no(answer) is not None and len(answer.split()) == 1
+
+
 def read_answer(hop: Hop, reply: str) -> None:
     """Fill ``hop``'s answer and source from the model's reply ("[2] William Clemens" or "not found"), keeping
     the answer only when a retrieved passage holds it: the one named, or else another (said in the note). A
     yes / no is a judgement, not a copy: it is kept with the passage named."""
-    match = _REPLY.match(reply.strip().splitlines()[0] if reply.strip() else "")
-    if not match:
-        hop.note = "The model found no passage stating the answer." if "not found" in reply.lower() else \
-            f"The reply names no passage: {reply.strip()[:80]!r}."
+    parsed = parse_reply(reply)
+    if isinstance(parsed, str):
+        hop.note = parsed
         return
-    named, answer = int(match.group(1)), match.group(2).strip(" .\"'*")
-    if not answer:
-        hop.note = "The reply gives no answer."
-        return
+    named, answer = parsed
     in_range = 1 <= named <= len(hop.passages)
-    if yes_no(answer) is not None and len(answer.split()) == 1:
+    if is_judgement(answer):
         if in_range:
             hop.answer, hop.source = answer.lower(), named
         else:
             hop.note = f"The reply names passage [{named}], which was not retrieved."
         return
-    holders = [n for n, doc in enumerate(hop.passages, 1) if _holds(doc, answer)]
+    holders = [n for n, doc in enumerate(hop.passages, 1) if holds(doc, answer)]
     if not holders:
         hop.note = f"\"{answer}\" is in no retrieved passage: not used."
         return
@@ -163,7 +192,7 @@ def read_answer(hop: Hop, reply: str) -> None:
         hop.note = f"The model named passage [{named}]; the answer is in [{hop.source}]."
 
 
-def _holds(doc: Document, answer: str) -> bool:
+def holds(doc: Document, answer: str) -> bool:
     """Whether ``doc`` (its title or text) holds ``answer``: its normalised words in a row, or each of them
     somewhere in the passage ("Stevenson, Adlai" for "Adlai Stevenson")."""
     needle = normalize_answer(answer)
@@ -171,8 +200,31 @@ def _holds(doc: Document, answer: str) -> bool:
     return bool(needle) and (f" {needle} " in f" {text} " or set(needle.split()) <= set(text.split()))
 
 
-def _compare_step(ctx: RunContext, tracer: Tracer, question: str, plan: Plan, hops: dict[int, Hop], parent: str):
-    """The comparison's event; returns (its id, the answer or None, why there is none)."""
+def conclusion(question: str, plan: Plan, hops: dict[int, Hop],
+               missing: str | None) -> tuple[ComparePayload | None, str | None, str | None]:
+    """What the hops give: the comparison computed (its payload) when the plan compares, the answer, and why
+    there is none (``missing``: a hop found nothing; or the comparison cannot be decided; or the answer does not
+    fit the question)."""
+    comparison = answer = None
+    if missing is None and plan.compare:
+        comparison, answer, reason = _compared(question, plan, hops)
+        if answer is None:
+            missing = reason
+    elif missing is None:
+        answer = hops[plan.answer].answer
+    why = misfit(question, answer) if answer is not None else None
+    if why is not None:
+        answer, missing = None, f"The chain's answer does not fit the question: {why}"
+    return comparison, answer, missing
+
+
+def compare_title(payload: ComparePayload) -> str:
+    return f"Compare ({payload.comparison}): {payload.result or 'undecided'}"
+
+
+def _compared(question: str, plan: Plan, hops: dict[int, Hop]) -> tuple[ComparePayload, str | None, str | None]:
+    """The comparison computed in code from the two hops the plan names: its payload (both values, how each
+    was read and its source), the answer or None, and why there is none."""
     kind, a, b = plan.compare
     choices = options(question)
     abouts = [option_of(plan, ref, choices) or hops[ref].question for ref in (a, b)]
@@ -191,32 +243,28 @@ def _compare_step(ctx: RunContext, tracer: Tracer, question: str, plan: Plan, ho
             reason = "The question names no two things to choose between."
     else:
         reason = f"The comparison cannot be decided: {outcome.reason}."
-    step = tracer.new_id("c")
     values = [ComparedValue(about=abouts[n], value=hops[ref].answer or "", read_as=outcome.shown[n],
-                            source=_ref(hops[ref])) for n, ref in enumerate((a, b))]
-    payload = ComparePayload(comparison=kind, values=values, result=answer or "", reason=reason or "")
-    yield tracer.event(payload, f"Compare ({kind}): {answer}" if answer else f"Compare ({kind}): undecided",
-                       id=step, parent_id=parent)
-    return step, answer, reason
-
-
-def _ref(hop: Hop) -> PassageRef | None:
-    return PassageRef.of(hop.evidence, hop.source) if hop.evidence is not None else None
+                            source=hops[ref].ref()) for n, ref in enumerate((a, b))]
+    return ComparePayload(comparison=kind, values=values, result=answer or "", reason=reason or ""), answer, reason
 
 
 def _facts(hops: dict[int, Hop]) -> list[QAPair]:
     return [QAPair(question=hops[k].question, answer=hops[k].answer or "") for k in sorted(hops)]
 
 
-def _answer(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", question: str, plan: Plan,
-            hops: dict[int, Hop], pool: list[Document], answer: str | None, missing: str | None,
-            parent: str) -> Iterator[StepEvent]:
+def answer_from_hops(ctx: RunContext, tracer: Tracer, question: str, plan: Plan, hops: dict[int, Hop],
+                     pool: list[Document], answer: str | None, missing: str | None, parent: str, *,
+                     fallback: str, reader_passages: int, noun: str = "passages", who: str = "chain",
+                     support: list[Document] | None = None) -> Iterator[StepEvent]:
     """The answer: the chain's own when it has one and a short answer is asked for; else a reader over the
-    hops' evidence first, then the rest of what was collected, with the hops' findings as notes."""
+    hops' evidence first, then the rest of what was collected (``pool``, at most ``reader_passages`` of it when
+    not 0), with the hops' findings as notes. When ``missing`` says why the hops give no answer, a warning says it
+    first; ``fallback`` none then writes no answer. ``noun`` names what was collected and ``who`` what stops, in
+    the warnings; ``support`` is what the support check reads (default ``pool``)."""
     facts = _facts(hops)
     evidence = [hops[k].evidence for k in sorted(hops) if hops[k].evidence is not None]
     read = evidence + [doc for doc in pool if all(doc is not e for e in evidence)]
-    read = read[: max(cfg.reader_passages, len(evidence))] if cfg.reader_passages else read
+    read = read[: max(reader_passages, len(evidence))] if reader_passages else read
     extras = ChainExtras(reader="hops", hops=facts, collected=passage_refs(pool), short_answer=answer)
     if answer is not None and ctx.settings.answer_style == "short":
         step = tracer.new_id("a")
@@ -228,19 +276,21 @@ def _answer(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", question: str
                                          extras=extras), "Answer", id=step, parent_id=parent)
         return
     if missing is not None:
-        if cfg.hop_fallback == "none":
-            yield tracer.event(WarningPayload(message=f"{missing} The chain stops without an answer."),
+        if fallback == "none":
+            yield tracer.event(WarningPayload(message=f"{missing} The {who} stops without an answer."),
                                missing, parent_id=parent)
             step = tracer.new_id("a")
             yield tracer.event(AnswerPayload(answer=NO_ANSWER, passages=passage_refs(read), extras=extras),
                                "Answer", id=step, parent_id=parent)
             return
-        yield tracer.event(WarningPayload(message=f"{missing} The answer below is read from the {len(read)} "
-                                                  f"passages collected and may be a guess."),
+        collected = f"{len(read)} {noun.removesuffix('s') if len(read) == 1 else noun}"
+        yield tracer.event(WarningPayload(message=f"{missing} The answer below is read from the {collected} "
+                                                  f"collected and may be a guess."),
                            missing, parent_id=parent)
     notes = " ".join(f"{f.question} {f.answer or 'not found'}." for f in facts)
     if answer is not None:
         notes += f" So the answer is: {answer}."
     values = {"question": question, "passages": format_passages(read) or "(no passages found)", "reasoning": notes}
     yield from stream_answer(ctx, tracer, answer_prompt("ircot_read", ctx.settings.answer_style), values, read,
-                             parent_id=parent, support_passages=pool, extras=extras)
+                             parent_id=parent, support_passages=pool if support is None else support,
+                             extras=extras)

@@ -1,5 +1,6 @@
 """The browsing session every mode of the web agent shares (the browser, the tab, the chain of action
-steps, the start, the finish and the answer); the modes are ``interactive`` and ``pipeline_mode``.
+steps, the start, the finish and the answer); the modes are ``interactive``, ``pipeline_mode`` and
+``hops_mode``.
 
 A web-browsing agent in the style of WebCPM (Qin et al., ACL 2023), adapted to English and a 1.5B model: it
 searches, opens results, scrolls, goes back, quotes sentences as facts and merges them, then finishes; an answer
@@ -10,7 +11,8 @@ Every choice is constrained: the reply is JSON whose schema allows only the acti
 on screen. It browses the real web when web search is chosen, else a local web over the selected collections
 (or, in the evaluation, the file's passages); offline with web search chosen, it says so in its first step and
 browses the collections. ``mode: pipeline`` is WebCPM's one-shot variant: queries, then pages, then one fact
-extraction per page, then the answer.
+extraction per page, then the answer. ``mode: hops`` plans the question as sub-questions (IRCoT's planner) and
+searches for each in turn, quoting the sentence that states its answer.
 
 Events: one ``action`` step per action, each the child of the one before (a timeline), from a ``start`` step
 naming what is browsed to a ``finish`` step; merges link to the steps that made the merged facts (``merge``), the
@@ -26,7 +28,7 @@ from langchain_core.documents import Document
 from pipeline.answering import stream_answer
 from pipeline.methods.webagent.browsing.agent import Rules, Tab, normalise_query
 from pipeline.methods.webagent.browsing.local import LocalWeb
-from pipeline.methods.webagent.browsing.pages import BrowseError, Browser, Result, shorten
+from pipeline.methods.webagent.browsing.pages import BrowseError, Browser, Result, Window, shorten, words_preview
 from pipeline.methods.webagent.browsing.realweb import RealWeb
 from pipeline.context import RunContext
 from pipeline.events import EventKind, Link, Status, StepEvent, Tracer
@@ -199,8 +201,43 @@ class Agent:
                           f"Load [{result.number}]: {page.title}", step_id, **cost)
         yield from self._retries(step_id)
 
+    def _open_block(self, result: Result):
+        """Load a result's page (a step) and keep ``extract_chars`` characters of it, from where it opens, as the
+        one window a single model call reads (the modes that read a page in one call); returns the window, or
+        None when the page did not load."""
+        tab = self.tab
+        self.step += 1
+        step_id = self.tracer.new_id("w")
+        yield from self._load(result, {"step": self.step}, step_id, {})
+        self.parent = self.last_id
+        if tab.view != "page":
+            return None
+        block = page_block(tab.windows[tab.window:], self.cfg.extract_chars)
+        tab.windows, tab.window = [block], 0
+        for doc in {tab.page.chunks[s.chunk].id: tab.page.chunks[s.chunk] for s in block.sentences}.values():
+            self.read.setdefault(doc.id or doc.page_content, doc)
+        return block
+
+    def _quote(self, numbers: list[int], base: dict, step_id: str, cost: dict, message: str = "") -> StepEvent:
+        """Quote sentences of the window on screen as a fact; the step that shows them quoted."""
+        fact = self.tab.quote(numbers, step_id)
+        screen = self._screen(quoted=set(numbers))
+        screen["passages"] = passage_refs(fact.passages)
+        if message:
+            screen["message"] = message
+        return self._event(ActionPayload(action="quote", fact=len(self.tab.facts), **base, **screen),
+                           f"Quote → fact [{len(self.tab.facts)}]: “{words_preview(fact.text, 12)}”", step_id, **cost)
+
+    def _reading_failed(self, exc: Exception, base: dict, step_id: str) -> Iterator[StepEvent]:
+        """A page reading whose model call failed: the failed step and a warning."""
+        yield self._event(ActionPayload(action="invalid", **base, error=str(exc)), "Reading failed", step_id,
+                          Status.FAILED)
+        yield self._warn(str(exc), step_id, "Model call failed")
+        self.parent = self.last_id
+
     def browse(self) -> Iterator[StepEvent]:
-        """The mode's browsing, between the start and the answer (``interactive``, ``pipeline_mode``)."""
+        """The mode's browsing, between the start and the answer (``interactive``, ``pipeline_mode``,
+        ``hops_mode``)."""
         raise NotImplementedError
 
     def _finish(self, ended_by: str) -> Iterator[StepEvent]:
@@ -210,7 +247,9 @@ class Agent:
                "invalid": "an invalid reply (WebCPM: it counts as Finish)",
                "error": "the model call failed", "web": "the web search failed",
                "pages": "every page found was read", "facts": f"{self.cfg.max_facts} facts were found",
-               "only_finish": "no action but Finish was left, so no model call was made"}[ended_by]
+               "only_finish": "no action but Finish was left, so no model call was made",
+               "hops": "every sub-question of the plan was answered",
+               "missing": "an answer the plan needs was not found"}[ended_by]
         step_id = self.tracer.new_id("w")
         yield self._event(ActionPayload(action="finish", ended_by=ended_by, message=why), f"Finish: {why}", step_id)
         self.parent = self.last_id
@@ -248,6 +287,18 @@ class Agent:
         return pool[-k:]  # the most recent reads
 
 
+def page_block(windows: list[Window], limit: int) -> Window:
+    """Consecutive windows joined into one of at most ``limit`` characters (at least the first sentence)."""
+    sentences, size = [], 0
+    for window in windows:
+        for sentence in window.sentences:
+            if sentences and size + len(sentence.text) > limit:
+                return Window(windows[0].index, sentences)
+            sentences.append(sentence)
+            size += len(sentence.text) + 1
+    return Window(windows[0].index if windows else 0, sentences)
+
+
 def browsing_scores(item: "EvalItem", state: "RunState") -> dict[str, float]:
     """Per question: actions, queries, pages and facts, invalid replies and refused actions (means, keys ending
     in ``_per_question``), and whether the agent ended by choosing Finish rather than by its budget (a share)."""
@@ -270,6 +321,9 @@ def browsing_scores(item: "EvalItem", state: "RunState") -> dict[str, float]:
 
 
 def actions_record(state: "RunState") -> dict:
-    """What the evaluation keeps of a browsing run: its actions in order."""
+    """What the evaluation keeps of a browsing run: its actions in order; hop by hop, also its plan, each
+    sub-question with the answer found and the fact that holds it, and the comparison (as IRCoT's)."""
+    from pipeline.methods.ircot.chain import chain_record
+
     actions = [a.action for a in state.payloads(ActionPayload)]
-    return {"actions": actions} if actions else {}
+    return {**({"actions": actions} if actions else {}), **chain_record(state)}

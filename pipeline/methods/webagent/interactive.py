@@ -11,7 +11,6 @@ from pydantic import ValidationError
 from models.errors import LLMCallError
 from models.llm import ChatResult, llm_cost
 from pipeline.methods.webagent.browsing.agent import Choice, clean_query
-from pipeline.methods.webagent.browsing.pages import words_preview
 from pipeline.events import Link, Status, StepEvent
 from pipeline.payloads import ActionPayload, passage_refs
 from pipeline.methods.webagent.agent import Agent
@@ -91,13 +90,7 @@ class InteractiveAgent(Agent):
             yield self._event(ActionPayload(action="back", **base, **self._screen()), "Back to the results",
                               step_id, **cost)
         elif action == "quote":
-            numbers = sorted(dict.fromkeys(reply.sentences))
-            fact = tab.quote(numbers, step_id)
-            screen = self._screen(quoted=set(numbers))
-            screen["passages"] = passage_refs(fact.passages)
-            yield self._event(ActionPayload(action="quote", fact=len(tab.facts), **base, **screen),
-                              f"Quote → fact [{len(tab.facts)}]: “{words_preview(fact.text, 12)}”", step_id,
-                              **cost)
+            yield self._quote(sorted(dict.fromkeys(reply.sentences)), base, step_id, cost)
         elif action == "merge":
             first, second, merged = tab.merge(step_id)
             number = len(tab.facts)

@@ -11,9 +11,9 @@ from pydantic import ConfigDict, Field, ValidationError, create_model
 from models.errors import LLMCallError
 from models.llm import llm_cost
 from pipeline.methods.webagent.browsing.agent import clean_query, data
-from pipeline.methods.webagent.browsing.pages import Result, Window, shorten, words_preview
+from pipeline.methods.webagent.browsing.pages import Result, shorten
 from pipeline.events import Status, StepEvent
-from pipeline.payloads import ActionPayload, passage_refs
+from pipeline.payloads import ActionPayload
 from pipeline.methods.webagent.agent import Agent
 from pipeline.prompting import load_prompt
 
@@ -72,16 +72,9 @@ class OneShotAgent(Agent):
     def _read_page(self, result: Result, prompt) -> Iterator[StepEvent]:
         """Load a result's page and extract the sentences that help, from where it opens, in one call."""
         tab = self.tab
-        self.step += 1
-        step_id = self.tracer.new_id("w")
-        yield from self._load(result, {"step": self.step}, step_id, {})
-        self.parent = self.last_id
-        if tab.view != "page":
+        block = yield from self._open_block(result)
+        if block is None:
             return
-        block = _block(tab.windows[tab.window:], self.cfg.extract_chars)
-        tab.windows, tab.window = [block], 0
-        for doc in {tab.page.chunks[s.chunk].id: tab.page.chunks[s.chunk] for s in block.sentences}.values():
-            self.read.setdefault(doc.id or doc.page_content, doc)
         numbers = list(range(1, len(block.sentences) + 1))
         shape = create_model("Extraction", __config__=ConfigDict(extra="forbid"),
                              sentences=(list[Literal[tuple(numbers)]],
@@ -98,10 +91,7 @@ class OneShotAgent(Agent):
             call = self.ctx.llm.chat(prompt.messages(**values), options)
             picked = sorted(set(shape.model_validate_json(call.text).sentences))
         except LLMCallError as exc:
-            yield self._event(ActionPayload(action="invalid", **base, error=str(exc)), "Reading failed", quote_id,
-                              Status.FAILED)
-            yield self._warn(str(exc), quote_id, "Model call failed")
-            self.parent = self.last_id
+            yield from self._reading_failed(exc, base, quote_id)
             return
         except (ValidationError, ValueError):
             picked = []
@@ -112,25 +102,6 @@ class OneShotAgent(Agent):
             yield self._event(ActionPayload(action="quote", **base, **screen),
                               f"No fact on {shorten(tab.page.title, 60)}", quote_id, **cost)
         else:
-            fact = tab.quote(picked, quote_id)
-            screen = self._screen(quoted=set(picked))
-            screen["passages"] = passage_refs(fact.passages)
-            yield self._event(ActionPayload(action="quote", fact=len(tab.facts), **base, **screen),
-                              f"Quote → fact [{len(tab.facts)}]: “{words_preview(fact.text, 12)}”", quote_id,
-                              **cost)
+            yield self._quote(picked, base, quote_id, cost)
         self.parent = self.last_id
         tab.back()
-
-    # The answer.
-
-
-def _block(windows: list[Window], limit: int) -> Window:
-    """Consecutive windows joined into one of at most ``limit`` characters (at least the first)."""
-    sentences, size = [], 0
-    for window in windows:
-        for sentence in window.sentences:
-            if sentences and size + len(sentence.text) > limit:
-                return Window(windows[0].index, sentences)
-            sentences.append(sentence)
-            size += len(sentence.text) + 1
-    return Window(windows[0].index if windows else 0, sentences)

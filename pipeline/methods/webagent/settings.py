@@ -12,11 +12,16 @@ class WebAgentSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    mode: Literal["interactive", "pipeline"] = Field(
+    mode: Literal["interactive", "pipeline", "hops"] = Field(
         "interactive",
         description="interactive: the agent picks every action (the paper's method). pipeline: queries, then "
         "up to N pages per query, one fact extraction per page, then the answer (WebCPM's one-shot variant, in "
-        "its code, not its paper). interactive is the default: on the first 50 items of HotpotQA / 2Wiki / "
+        "its code, not its paper). hops: the question is planned as sub-questions (IRCoT's planner); each, "
+        "earlier answers put in, is searched, and up to pages_per_query result pages are read, one call each "
+        "quoting the sentence that states its answer, kept only when that sentence or its page holds it; a "
+        "sub-question no page answers is searched once more with its key words, and the run finishes with a "
+        "warning naming it if still unanswered (hop_fallback); comparisons are computed in code (this app's "
+        "variant; not yet measured). interactive is the default: on the first 50 items of HotpotQA / 2Wiki / "
         "MuSiQue it scored F1 60.0 / 30.8 / 15.8 against pipeline's 44.8 / 28.8 / 9.7 (OneR: 55.9 / 28.8 / "
         "13.5); pipeline is about 6 times faster (docs/benchmarks.md, Web agent).")
     max_steps: int = Field(16, ge=4, le=100, description="Action budget. The paper allows 100; 15-20 suits a "
@@ -44,9 +49,15 @@ class WebAgentSettings(BaseModel):
         "hold it).")
     queries: int = Field(2, ge=1, le=5, description="pipeline mode: queries written for the question (the "
                          "paper's code writes several at once).")
-    pages_per_query: int = Field(3, ge=1, le=5, description="pipeline mode: pages read per query (the paper's "
-                                 "code: 3).")
+    pages_per_query: int = Field(3, ge=1, le=5, description="pipeline and hops modes: pages read per query (the "
+                                 "paper's code: 3); hop by hop, result pages not yet read for that sub-question, "
+                                 "and fewer when one states its answer.")
     max_facts: int = Field(3, ge=1, le=10, description="pipeline mode: stop after this many facts (the paper's "
                            "code: 3).")
-    extract_chars: int = Field(3072, ge=500, le=6000, description="pipeline mode: characters of a page, from "
-                               "where it opens, read by one fact extraction (the paper's code: 3,072).")
+    extract_chars: int = Field(3072, ge=500, le=6000, description="pipeline and hops modes: characters of a page, "
+                               "from where it opens, read by one call (the paper's code: 3,072).")
+    hop_fallback: Literal["read", "none"] = Field(
+        "read",
+        description="hops mode, when no page read states a sub-question's answer (after its second search) or "
+        "a comparison cannot be decided: read: the answer is read from the facts collected, under a warning "
+        "naming what is missing and that the answer may be a guess; none: no answer (as IRCoT's hop_fallback).")

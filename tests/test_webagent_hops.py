@@ -1,0 +1,306 @@
+"""The web agent hop by hop (``webagent.mode: hops``), pinned with the scripted model over a local web (and once
+over pages served from loopback through the scripted search backend): the plan, each sub-question a search of
+its own, its bridge entity quoted from a page, checked against it and put into the next search; a sub-question
+no page answers searched once more, then ending the run with a warning naming it and no guess; a comparison
+computed in code whatever the model's prose says; Stop between hops; and what the evaluation records."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import threading
+
+import pytest
+from langchain_core.documents import Document
+
+from models.rerankers import RankFusionReranker
+from pipeline.answering import NO_ANSWER
+from pipeline.context import RunContext
+from pipeline.evaluation.data import EvalItem
+from pipeline.evaluation.harness import make_context, run_item, summarize
+from pipeline.events import EventKind, Status
+from pipeline.fold import RunState
+from pipeline.methods import get_method, run_method, settings_models
+from pipeline.methods.webagent.agent import browsing_scores
+from pipeline.methods.webagent.settings import WebAgentSettings
+from pipeline.payloads import ActionPayload, ComparePayload, SubQuestionPayload
+from pipeline.service import RunService
+from pipeline.settings_cli import add_settings_arguments, settings_from_args
+from pipeline.web import WebSource
+from tests.fakes import ScriptedLLM, ScriptedRetriever, ScriptedSearch, run_events, settings_with
+from tests.test_browsing import fetcher, site  # noqa: F401 - the loopback site fixture
+
+
+def page(key: str, title: str, text: str) -> Document:
+    return Document(page_content=text, metadata={"title": title, "source": f"{key}.md"}, id=key)
+
+
+PAGES = {
+    "panama": page("panama", "Panama", "Panama is a country in Central America. Its capital is Panama City."),
+    "torchy": page("torchy", "Torchy Blane in Panama", "Torchy Blane in Panama is a 1938 American film. It was "
+                   "directed by William Clemens. It stars Paul Kelly."),
+    "clemens": page("clemens", "William Clemens", "William Clemens (1905 - 1980) was an American film director. "
+                    "He was born in Saginaw, Michigan."),
+    "cooper": page("cooper", "Thomas Valentine Cooper", "Thomas Valentine Cooper was an American newspaper "
+                   "publisher. He died on 19 December 1909."),
+    "roosevelt": page("roosevelt", "John Ellis Roosevelt", "John Ellis Roosevelt was an American lawyer. He died "
+                      "on February 3, 1939."),
+}
+BRIDGE = "Where was the director of film Torchy Blane In Panama born?"
+BRIDGE_PLAN = "1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2"
+COMPARISON = "Who died first, Thomas Valentine Cooper or John Ellis Roosevelt?"
+
+
+def ranked(pages: dict[str, Document], first: dict[str, list[str]] | None = None):
+    """A retriever over ``pages``: the order ``first`` gives a query, else by words shared with the title."""
+    def answer(query: str, k: int) -> list[Document]:
+        if first and query in first:
+            return [pages[key] for key in first[query]]
+        words = set(re.findall(r"\w+", query.lower()))
+        return sorted(pages.values(), key=lambda d: -len(words & set(re.findall(r"\w+", d.metadata["title"].lower()))))
+    return ScriptedRetriever(answer)
+
+
+class Script:
+    """The scripted model: ``plan`` for the planning call; a page reading answers "[n] ANSWER" for the first
+    (phrase, answer) of ``readings[sub-question]`` whose phrase is in a sentence [n] of the page shown, else
+    "not found"; anything else (the reader) gets ``prose``. Records the sub-question and page of every reading."""
+
+    def __init__(self, plan: str, readings: dict[str, list[tuple[str, str]]], prose: str = "READER PROSE"):
+        self.plan, self.readings, self.prose = plan, readings, prose
+        self.read: list[tuple[str, str]] = []  # (sub-question, page title)
+        self.reader_prompts: list[str] = []
+        self.llm = ScriptedLLM(self.reply)
+
+    def reply(self, messages, options):
+        system, user = messages[0]["content"], messages[-1]["content"]
+        if system.startswith("You split a question"):
+            return self.plan
+        if "to answer one simple question" in system:
+            assert options.grammar and "not found" in options.grammar  # the reply is under its grammar
+            question = user.rsplit("Question:", 1)[1].strip()
+            title = re.search(r"Page “(.*)”:", user).group(1)
+            self.read.append((question, title))
+            lines = re.findall(r"^\[(\d+)\] (.*)$", user.split("<page>", 1)[1], re.M)
+            for phrase, answer in self.readings.get(question, []):
+                for number, sentence in lines:
+                    if phrase in sentence:
+                        return f"[{number}] {answer}"
+            return "not found"
+        self.reader_prompts.append(user)
+        return self.prose
+
+
+def run(script: Script, question: str, retriever=None, style: str = "short", **webagent):
+    retriever = retriever or ranked(PAGES)
+    ctx = RunContext(llm=script.llm, retriever=retriever, settings=settings_with(
+        answer_style=style, min_support=0, webagent={"mode": "hops", **webagent}))
+    events = run_events("webagent", question, ctx)
+    return events, RunState.of(events), retriever
+
+
+def done(events, kind):
+    return [e for e in events if e.kind == kind and e.status == Status.DONE]
+
+
+def searches(state: RunState) -> list[str]:
+    return [a.query for a in state.payloads(ActionPayload) if a.action == "search" and not a.refused]
+
+
+def test_a_bridge_entity_is_quoted_from_a_page_checked_and_put_into_the_next_search():
+    script = Script(BRIDGE_PLAN, {
+        "Who directed Torchy Blane in Panama?": [("Panama is a country", "Frank McDonald"),
+                                                 ("directed by William Clemens", "William Clemens")],
+        "Where was William Clemens born?": [("born in Saginaw", "Saginaw, Michigan")]})
+    retriever = ranked(PAGES, {"Who directed Torchy Blane in Panama?": ["panama", "torchy", "clemens"]})
+    events, state, _ = run(script, BRIDGE, retriever)
+
+    plan = done(events, EventKind.PLAN)[0]
+    assert plan.payload.questions == ["Who directed Torchy Blane in Panama?", "Where was #1 born?"]
+    hops = [e.payload for e in done(events, EventKind.SUBQUESTION)]
+    assert [h.question for h in hops] == ["Who directed Torchy Blane in Panama?", "Where was William Clemens born?"]
+    # The first page's reply named an entity it does not hold: quoted, not used; the next page's holds it.
+    assert script.read == [("Who directed Torchy Blane in Panama?", "Panama"),
+                           ("Who directed Torchy Blane in Panama?", "Torchy Blane in Panama"),
+                           ("Where was William Clemens born?", "William Clemens")]  # stops at the page holding it
+    assert [(h.answer, h.found, h.source) for h in hops] == [("William Clemens", True, 2),
+                                                             ("Saginaw, Michigan", True, 3)]
+    assert "Frank McDonald" in hops[0].note and [p.number for p in hops[0].passages] == [1, 2]
+    assert hops[0].passages[1].text == "It was directed by William Clemens."
+    # Each sub-question is a search of its own, the second with the checked bridge entity put in.
+    assert searches(state) == ["Who directed Torchy Blane in Panama?", "Where was William Clemens born?"]
+    assert [query for query, _ in retriever.queries] == searches(state)
+    assert not any("Frank McDonald" in query for query, _ in retriever.queries)
+    quotes = [a for a in state.payloads(ActionPayload) if a.action == "quote"]
+    assert [a.fact for a in quotes] == [1, 2, 3] and "not used" in quotes[0].message
+    assert [s.text for s in quotes[1].sentences if s.quoted] == ["It was directed by William Clemens."]
+
+    answer = state.answer
+    assert answer.answer == "Saginaw, Michigan" and answer.citations == [2]
+    assert [p.title for p in answer.passages] == ["Torchy Blane in Panama", "William Clemens"]
+    quote_steps = [e for e in done(events, EventKind.ACTION) if e.payload.action == "quote"]
+    assert [(link.target, link.type) for link in state.final_answer.links] == [(quote_steps[2].id, "cites")]
+    # The plan hangs under the start, each hop under the hop whose answer it uses, its actions under it.
+    start = next(e for e in events if e.kind == EventKind.ACTION and e.payload.action == "start")
+    subs = done(events, EventKind.SUBQUESTION)
+    assert plan.parent_id == start.id and subs[0].parent_id == plan.id and subs[1].parent_id == subs[0].id
+    assert state.steps[state.children[subs[1].id][0]].payload.action == "search"
+    finish = [a for a in state.payloads(ActionPayload) if a.action == "finish"]
+    assert len(finish) == 1 and finish[0].ended_by == "hops"
+    assert browsing_scores(None, state)["pages_per_question"] == 3.0 and not state.errors()
+
+
+def test_a_sub_question_no_page_answers_is_searched_again_then_named_in_a_warning_without_a_guess():
+    pages = {**PAGES, "clemens": page("clemens", "William Clemens", "William Clemens (1905 - 1980) was an "
+                                      "American film director.")}
+    script = Script(BRIDGE_PLAN, {"Who directed Torchy Blane in Panama?": [("directed by William Clemens",
+                                                                            "William Clemens")]},
+                    prose="Saginaw, Michigan")
+    events, state, _ = run(script, BRIDGE, ranked(pages), hop_fallback="none")
+
+    assert searches(state) == ["Who directed Torchy Blane in Panama?", "Where was William Clemens born?",
+                               "William Clemens born"]  # the second search: the sub-question's key words
+    second = [title for question, title in script.read if question == "Where was William Clemens born?"]
+    assert len(second) == len(set(second)) == len(pages)  # 3 pages, then the 2 not read yet
+    hops = [e.payload for e in done(events, EventKind.SUBQUESTION)]
+    assert hops[1].found is False and hops[1].answer == "" and "searched again" in hops[1].note
+    finish = next(e for e in done(events, EventKind.ACTION) if e.payload.action == "finish")
+    assert finish.payload.ended_by == "missing"
+    warnings = [e for e in events if e.kind == EventKind.WARNING]
+    assert len(warnings) == 1 and warnings[0].parent_id == finish.id
+    assert warnings[0].payload.message.startswith("No page read states the answer to hop 2: “Where was William "
+                                                  "Clemens born?”.")
+    assert state.answer.answer == NO_ANSWER and script.reader_prompts == []  # no guess was asked for
+    assert state.final_answer.parent_id == finish.id
+
+    # With the read fallback, the answer is read from the facts, under the same warning saying it may be a guess.
+    script = Script(BRIDGE_PLAN, script.readings, prose="Saginaw, Michigan")
+    events, state, _ = run(script, BRIDGE, ranked(pages))
+    warning = next(e.payload.message for e in events if e.kind == EventKind.WARNING)
+    assert "hop 2" in warning and "read from the 1 fact collected and may be a guess" in warning
+    assert state.answer.answer == "Saginaw, Michigan" and "It was directed by William Clemens." in \
+        script.reader_prompts[0]
+
+
+def test_a_date_comparison_is_computed_in_code_where_the_prose_says_the_opposite():
+    plan = "1. When did Thomas Valentine Cooper die?\n2. When did John Ellis Roosevelt die?\nCompare: earlier #1 #2"
+    readings = {"When did Thomas Valentine Cooper die?": [("died on 19 December", "19 December 1909")],
+                "When did John Ellis Roosevelt die?": [("died on February", "February 3, 1939")]}
+    prose = "John Ellis Roosevelt died first, in 1939, long before Cooper."
+    script = Script(plan, readings, prose=prose)
+    events, state, _ = run(script, COMPARISON)
+
+    compare = done(events, EventKind.COMPARE)[0]
+    comparison: ComparePayload = compare.payload
+    assert comparison.result == "Thomas Valentine Cooper"
+    assert [(v.about, v.value, v.read_as) for v in comparison.values] == [
+        ("Thomas Valentine Cooper", "19 December 1909", "1909-12-19"),
+        ("John Ellis Roosevelt", "February 3, 1939", "1939-02-03")]
+    assert [(v.source.title, v.source.number, v.source.text) for v in comparison.values] == [
+        ("Thomas Valentine Cooper", 1, "He died on 19 December 1909."),
+        ("John Ellis Roosevelt", 2, "He died on February 3, 1939.")]  # the facts (and pages) that gave them
+    assert compare.parent_id == done(events, EventKind.SUBQUESTION)[1].id
+    assert state.answer.answer == "Thomas Valentine Cooper" and state.answer.citations == [1, 2]
+    assert script.reader_prompts == [] and not any(prose in e.payload.answer for e in done(events, EventKind.ANSWER))
+
+    # A long answer is written by the reader, told what the code computed.
+    script = Script(plan, readings, prose=prose)
+    run(script, COMPARISON, style="long")
+    assert "So the answer is: Thomas Valentine Cooper." in script.reader_prompts[0]
+
+
+def test_stop_between_hops_ends_the_run():
+    script = Script(BRIDGE_PLAN, {"Who directed Torchy Blane in Panama?": [("directed by", "William Clemens")],
+                                  "Where was William Clemens born?": [("born in", "Saginaw, Michigan")]})
+    retriever = ranked(PAGES)
+    cancel = threading.Event()
+    ctx = RunContext(llm=script.llm, retriever=retriever,
+                     settings=settings_with(answer_style="short", webagent={"mode": "hops"}))
+    ctx.stop_with(cancel)
+    events = []
+    for event in run_method(get_method("webagent"), BRIDGE, ctx):
+        events.append(event)
+        if event.kind == EventKind.SUBQUESTION and event.status == Status.DONE:
+            cancel.set()  # Stop pressed as the first hop is answered
+    assert events[-1].title == "Stopped" and events[-1].payload.stopped
+    assert [query for query, _ in retriever.queries] == ["Who directed Torchy Blane in Panama?"]
+    assert [e.payload.step for e in events if e.kind == EventKind.SUBQUESTION] == [1, 1]  # no second hop began
+    assert RunState.of(events).answer is None
+
+
+def test_a_plan_that_cannot_be_followed_hands_over_to_the_interactive_agent():
+    def reply(messages, options):
+        if messages[0]["content"].startswith("You split a question"):
+            return "1. Who directed it?\n2. Where was #3 born?\nAnswer: #2"
+        if options.json_schema is not None:
+            actions = ['{"action": "search", "query": "torchy blane"}', '{"action": "load", "result": 1}',
+                       '{"action": "quote", "sentences": [2]}', '{"action": "finish"}']
+            return actions[sum(o.json_schema is not None for _, o in llm.calls) - 1]
+        return "Saginaw [1]."
+    llm = ScriptedLLM(reply)
+    ctx = RunContext(llm=llm, retriever=ranked(PAGES), settings=settings_with(webagent={"mode": "hops"}))
+    state = RunState.of(run_events("webagent", BRIDGE, ctx))
+    plan = state.payloads(SubQuestionPayload), [s for s in state.steps.values() if s.kind == EventKind.PLAN][0]
+    assert "#3" in plan[1].payload.error and "one chosen action at a time" in plan[1].payload.error
+    assert plan[0] == [] and [a.action for a in state.payloads(ActionPayload)][1:] == ["search", "load", "quote",
+                                                                                        "finish"]
+    assert state.answer.answer == "Saginaw [1]."
+
+
+def test_the_hops_browse_the_web_through_the_search_backend_and_cite_urls(site):
+    base, _ = site
+    row = {"title": "Halley's Comet", "url": f"{base}/page", "snippet": "Halley's Comet is a short-period comet"}
+    backend = ScriptedSearch({"Who computed the orbit of Halley's Comet?": [row],
+                              "When did Edmond Halley compute the orbit of Halley's Comet?": [row]})
+    source = WebSource(backend=backend)
+    source._pages = fetcher(timeout_s=0.5, max_bytes=200_000)  # reaches the loopback site only
+    script = Script("1. Who computed the orbit of Halley's Comet?\n2. When did #1 compute the orbit of Halley's "
+                    "Comet?\nAnswer: #2",
+                    {"Who computed the orbit of Halley's Comet?": [("computed its orbit", "Edmond Halley")],
+                     "When did Edmond Halley compute the orbit of Halley's Comet?": [("computed its orbit", "1705")]})
+    from pipeline.retrieval import HybridRetriever
+
+    settings = settings_with(answer_style="short", webagent={"mode": "hops"}).model_copy(update={"use_web": True})
+    ctx = RunContext(llm=script.llm, retriever=HybridRetriever([], web=source), settings=settings)
+    state = RunState.of(run_events("webagent", "When did the person who computed the orbit of Halley's Comet "
+                                               "compute it?", ctx))
+    assert backend.queries == ["Who computed the orbit of Halley's Comet?",
+                               "When did Edmond Halley compute the orbit of Halley's Comet?"]
+    # The page read for the first sub-question is read again for the second (another question).
+    assert [title for _, title in script.read] == [state.payloads(ActionPayload)[2].page.title] * 2
+    assert state.answer.answer == "1705" and state.answer.passages[0].url == f"{base}/page"
+    assert browsing_scores(None, state)["pages_per_question"] == 1.0
+
+
+def test_the_evaluation_records_the_hops_and_the_pages_loaded_per_question(embeddings):
+    item = EvalItem(id="q1", dataset="toy", question=BRIDGE, answers=["Saginaw, Michigan"], passages=[
+        {"title": "Torchy Blane in Panama", "text": PAGES["torchy"].page_content, "supporting": True},
+        {"title": "William Clemens", "text": PAGES["clemens"].page_content, "supporting": True},
+        {"title": "Mars", "text": "Mars is the fourth planet from the Sun.", "supporting": False}])
+    script = Script(BRIDGE_PLAN, {"Who directed Torchy Blane in Panama?": [("directed by", "William Clemens")],
+                                  "Where was William Clemens born?": [("born in", "Saginaw, Michigan")]})
+    ctx = make_context(script.llm, item, "per-question", None, RankFusionReranker(embeddings),
+                       settings_with(webagent={"mode": "hops"}))
+    record = run_item(RunService(), "webagent", item, ctx)
+    assert "error" not in record and record["prediction"] == "Saginaw, Michigan"
+    scores = record["scores"]
+    assert (scores["pages_per_question"], scores["queries_per_question"], scores["facts_per_question"]) == (2, 2, 2)
+    assert scores["f1"] == 1.0 and scores["support_recall"] == 1.0 and scores["ended_by_finish"] == 0.0
+    assert record["actions"] == ["start", "search", "load", "quote", "search", "load", "quote", "finish"]
+    assert record["plan"] == ["Who directed Torchy Blane in Panama?", "Where was #1 born?", "Answer: #2"]
+    assert record["hops"] == [{"question": "Who directed Torchy Blane in Panama?", "answer": "William Clemens",
+                               "source": 1},
+                              {"question": "Where was William Clemens born?", "answer": "Saginaw, Michigan",
+                               "source": 2}]
+    assert summarize([record])["webagent"]["metrics"]["pages_per_question"] == 2.0  # a count, not x100
+
+
+def test_the_mode_is_a_setting_and_a_flag():
+    assert WebAgentSettings().mode == "interactive"  # the default is unchanged
+    parser = argparse.ArgumentParser()
+    add_settings_arguments(parser, settings_models())
+    args = parser.parse_args(["--webagent-mode", "hops", "--webagent-hop-fallback", "none"])
+    cfg = settings_from_args(args, settings_models()).for_method("webagent", WebAgentSettings)
+    assert (cfg.mode, cfg.hop_fallback) == ("hops", "none")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--webagent-mode", "hop"])
