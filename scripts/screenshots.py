@@ -25,7 +25,7 @@ from benchmarks.ui_latency import choose, free_port  # noqa: E402  (after the pa
 from ui import headless  # noqa: E402
 
 TOC_QUESTION = "Who was England's prime minister during WW1?"
-IRCOT_QUESTION = "What heritage site, known for a British explorer, is listed Seventeen Seventy Australia?"
+IRCOT_QUESTION = "Who died earlier, Theodor Kotsch or Herbert Walther?"
 COMPARE_QUESTION = "When is Fortnite Battle Royale being released on Android?"
 TABLE_QUESTION = "Which crop had the largest harvest in table 1 of harvest-report.pdf?"
 SHOTS = ("toc", "ircot", "compare", "kgp-table")
