@@ -51,7 +51,7 @@ def file_key(person: str) -> str:
     """``person``'s name made safe as a file name: an account name as it is, anything else (a slash, "..",
     capitals, a long name) as a hash of it."""
     person = str(person)
-    if _PLAIN.match(person):
+    if _PLAIN.fullmatch(person):
         return person
     return "_" + hashlib.sha256(person.encode("utf-8")).hexdigest()[:32]
 

@@ -47,7 +47,7 @@ def test_each_person_has_their_own_file_that_only_the_server_reads(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["../x", "../../etc/passwd", "/etc/passwd", "..", ".", "a/b", "a\\b", "",
-                                  "Alice", "x" * 300, "nul\0byte"])
+                                  "Alice", "x" * 300, "nul\0byte", "alice\n"])
 def test_a_name_that_is_not_an_account_name_stays_inside_the_folder(tmp_path, name):
     store = ConversationStore(tmp_path / "data")
     path = store.path_of(name)

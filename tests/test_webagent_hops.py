@@ -182,6 +182,24 @@ def test_a_sub_question_no_page_answers_is_searched_again_then_named_in_a_warnin
         script.reader_prompts[0]
 
 
+def test_the_action_budget_holds_in_hop_mode_too():
+    """A server caps ``max_steps`` for people who are not admins: hop by hop, each search, page opened and page
+    read counts, and the run ends with the budget spent instead of reading on."""
+    script = Script(BRIDGE_PLAN, {"Who directed Torchy Blane in Panama?": [("Panama is a country", "Frank McDonald"),
+                                                                            ("directed by William Clemens",
+                                                                             "William Clemens")],
+                                  "Where was William Clemens born?": [("born in Saginaw", "Saginaw, Michigan")]})
+    retriever = ranked(PAGES, {"Who directed Torchy Blane in Panama?": ["panama", "torchy", "clemens"]})
+    events, state, _ = run(script, BRIDGE, retriever, max_steps=4, hop_fallback="none")
+    actions = [a for a in state.payloads(ActionPayload) if a.action not in ("start", "finish")]
+    assert len(actions) <= 4
+    # the first page (3 actions) did not answer; the key-word search is the 4th; no page is read after it and
+    # the second hop is never searched
+    assert searches(state) == ["Who directed Torchy Blane in Panama?", "directed Torchy Blane Panama"]
+    finish = next(a for a in state.payloads(ActionPayload) if a.action == "finish")
+    assert finish.ended_by == "budget" and state.answer.answer == NO_ANSWER
+
+
 def test_a_date_comparison_is_computed_in_code_where_the_prose_says_the_opposite():
     plan = "1. When did Thomas Valentine Cooper die?\n2. When did John Ellis Roosevelt die?\nCompare: earlier #1 #2"
     readings = {"When did Thomas Valentine Cooper die?": [("died on 19 December", "19 December 1909")],

@@ -90,7 +90,7 @@ class HopsAgent(InteractiveAgent):
             hop = self.hops[i] = PageHop(substitute(planned, {k: self.hops[k].answer for k in refs}))
             outcome = yield from self._hop(i, planned, hop, ids[i], ids[max(refs)] if refs else plan_id)
             if hop.answer is None:
-                missing, ended_by = missing_hop(i, hop.question), outcome or "missing"
+                missing, ended_by = missing_hop(i, hop.question), outcome or ("budget" if self._spent() else "missing")
                 break
         comparison, self.found, self.missing = conclusion(self.question, plan, self.hops, missing)
         self.parent = ids[max(self.hops)]
@@ -109,7 +109,7 @@ class HopsAgent(InteractiveAgent):
         self.parent = hop_id
         prompt = load_prompt("webagent_hop_quote")
         outcome = yield from self._search_and_read(hop, clean_query(hop.question)[:MAX_QUERY_CHARS], prompt)
-        if hop.answer is None and outcome is None:
+        if hop.answer is None and outcome is None and not self._spent():
             again = clean_query(" ".join(word for word, _ in key_terms(hop.question)))[:MAX_QUERY_CHARS]
             if len(again) >= 2 and normalise_query(again) not in self.tab.asked:
                 hop.notes.append(f"No page read stated the answer: searched again with its key words, “{again}”.")
@@ -125,9 +125,17 @@ class HopsAgent(InteractiveAgent):
                                 id=hop_id, parent_id=parent)
         return outcome
 
+    def _spent(self) -> bool:
+        """Whether the action budget (``max_steps``: each search, page opened and page read is one) is spent:
+        the server caps it for people who are not admins, and this mode keeps to it like the others."""
+        return self.step >= self.cfg.max_steps
+
     def _search_and_read(self, hop: PageHop, query: str, prompt, message: str = ""):
-        """Search ``query`` (an action), then read its first result pages not yet read for ``hop``."""
+        """Search ``query`` (an action), then read its first result pages not yet read for ``hop``; returns how
+        browsing ended when it cannot go on (the search failed, the budget is spent), else None."""
         self.ctx.check_cancelled()
+        if self._spent():
+            return "budget"
         self.step += 1
         step_id = self.tracer.new_id("w")
         base = {"step": self.step, "message": message}
@@ -145,7 +153,7 @@ class HopsAgent(InteractiveAgent):
 
     def _read_pages(self, hop: PageHop, results: list[Result], prompt) -> Iterator[StepEvent]:
         for result in results:
-            if hop.answer is not None:
+            if hop.answer is not None or self.step + 2 > self.cfg.max_steps:  # opening and reading take two
                 break
             self.ctx.check_cancelled()
             hop.read.add(result.key)
