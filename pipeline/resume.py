@@ -23,15 +23,14 @@ from typing import Iterable, Iterator, Sequence
 
 from langchain_core.documents import Document
 
-from pipeline.answering import stream_answer
 from pipeline.context import RunContext
 from pipeline.edits import DropPassage, Edit, EditError, EditReading, Prune, Restore
 from pipeline.events import StepEvent, Tracer
 from pipeline.fold import RunState
 from pipeline.methods import METHODS
 from pipeline.methods.base import MethodSpec, guarded
+from pipeline.methods.oner import answer_from
 from pipeline.payloads import AnswerPayload, EditPayload, NodePayload, PassageRef, TokenPayload
-from pipeline.prompting import answer_prompt, format_passages
 from pipeline.steps.edit import summary
 
 AFTER_EDITS = " (after your edits)"  # added to the title of an answer written again
@@ -220,18 +219,16 @@ def read_again(steering: Steering, ctx: RunContext, tracer: Tracer, settings) ->
     which may repeat what the dropped passage said. Its "direct" reader is this one; the chain's sentences stay
     shown with the answer (``extras``), and editing them is IRCoT's own edit (not built yet). The web agent's
     answer is OneR's prompt over its quoted facts, which this reads the same way (its links to the quoting steps
-    are not redrawn)."""
+    are not redrawn); its hop mode's reader also reads the hops as notes, which this does not."""
     answer: AnswerPayload = steering.answer.payload
-    passages = steering.kept_passages()
-    values = {"question": steering.question, "passages": format_passages(passages) or "(no passages found)"}
     extras = answer.extras
     if extras is not None and hasattr(extras, "collected"):
         update = {"collected": [p for p in extras.collected if not steering.is_dropped(p)]}
         if getattr(extras, "reader", None):
             update["reader"] = "direct"
         extras = extras.model_copy(update=update)
-    yield from stream_answer(ctx, tracer, answer_prompt("oner_answer", ctx.settings.answer_style), values, passages,
-                             parent_id=steering.answer.parent_id, extras=extras)
+    yield from answer_from(steering.question, steering.kept_passages(), ctx, tracer,
+                           parent_id=steering.answer.parent_id, extras=extras)
 
 
 def _reading(node: NodePayload) -> str:

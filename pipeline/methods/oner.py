@@ -41,14 +41,14 @@ def answer_once(question: str, ctx: RunContext, tracer: Tracer) -> Generator[Ste
 
 
 def answer_from(question: str, passages: list[Document], ctx: RunContext, tracer: Tracer,
-                parent_id: str | None = None) -> Generator[StepEvent, None, OneAnswer]:
+                parent_id: str | None = None, extras=None) -> Generator[StepEvent, None, OneAnswer]:
     """OneR's answer step alone: stream an answer to ``question`` from ``passages``, citing them as [1], [2]...;
     return what it produced. ``answer_once`` calls it after its retrieval; a resumed run calls it with the
-    passages its edits left (``reanswer``)."""
+    passages its edits left (``reanswer``, and ``pipeline.resume.read_again`` with the method's ``extras``)."""
     values = {"question": question, "passages": format_passages(passages) or "(no passages found)"}
     prompt = answer_prompt("oner_answer", ctx.settings.answer_style)
     answer = None
-    for event in stream_answer(ctx, tracer, prompt, values, passages, parent_id=parent_id):
+    for event in stream_answer(ctx, tracer, prompt, values, passages, parent_id=parent_id, extras=extras):
         if isinstance(event.payload, AnswerPayload) and event.status == Status.DONE:
             answer = event
         yield event
