@@ -297,7 +297,7 @@ def _users(args) -> int:
         access = CollectionAccess(Path(args.data_dir))
         for name in access.owned_by(args.name):  # a later account of that name must not inherit them
             access.set(name, owner="")
-        print(f"Removed '{args.name}' and their kept conversation; their collections now belong to the admins.")
+        print(f"Removed '{args.name}'; their collections now belong to the admins.")
         return 0
     if args.password_stdin:
         password = sys.stdin.readline().rstrip("\n")

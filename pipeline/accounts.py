@@ -19,7 +19,6 @@ from pathlib import Path
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from pipeline.conversation_store import ConversationStore
 from pipeline.json_file import read_json, write_json
 
 USERS_FILE = "users.json"
@@ -84,21 +83,16 @@ class Accounts:
                 raise AccountError(f"There is already an account named '{name}'.")
             users[name] = {"hash": _HASHER.hash(password), "role": "admin" if admin else "user"}
             self._write(users)
-        # A conversation an earlier account of this name left (kept by a question that ended as it was removed)
-        # is not the new person's.
-        ConversationStore(self.path.parent).remove(name)
         return Person(name, admin=admin)
 
     def remove(self, name: str) -> None:
-        """Remove an account and its kept conversation. Its collections stay, owned by nobody but the admins,
-        until given to someone."""
+        """Remove an account. Its collections stay, owned by nobody but the admins, until given to someone."""
         with self._lock:
             users = self._read()
             if name not in users:
                 raise AccountError(f"There is no account named '{name}'.")
             del users[name]
             self._write(users)
-        ConversationStore(self.path.parent).remove(name)
 
     def people(self) -> list[Person]:
         return [Person(name, admin=entry.get("role") == "admin") for name, entry in sorted(self._read().items())]

@@ -248,7 +248,7 @@ def test_another_person_is_refused_by_every_endpoint(shared_server, tmp_path):
         client("bob", "not bob's password")
     bob, alice = client("bob", "bob's password"), client("alice", "alice's password")
 
-    table, chosen, ask, who, _chat = bob.predict(api_name="/load")
+    table, chosen, ask, who = bob.predict(api_name="/load")
     assert [row[0] for row in table["data"]] == [] and "alice-notes" not in json.dumps([chosen, ask])
     assert "Signed in as <b>bob</b>" in who and 'href="/logout"' in who
     upload = tmp_path / "mine.txt"
@@ -263,7 +263,7 @@ def test_another_person_is_refused_by_every_endpoint(shared_server, tmp_path):
 
     alice.predict(api_name="/load")
     assert "alice-notes" in _listing(alice.predict("alice-notes", SHARED, api_name="/set_visibility"))["table"]
-    table, chosen, ask, _who, _chat = bob.predict(api_name="/load")
+    table, chosen, ask, _who = bob.predict(api_name="/load")
     assert [row[0] for row in table["data"]] == ["alice-notes"]
     files, _choice, shown = bob.predict("alice-notes", api_name="/list_files")
     assert files["data"] == [["plans.txt", 1]] and shown == SHARED
@@ -293,33 +293,6 @@ def test_another_person_is_refused_by_every_endpoint(shared_server, tmp_path):
     chat = bob.predict(history, "oner", ["alice-notes"], False, "default", False, [], api_name="/answer")
     shown = html.unescape(json.dumps(chat[0][-1]))
     assert "no collection 'alice-notes' you can use" in shown and "Friday" not in json.dumps(chat), shown
-
-
-def test_each_person_gets_back_only_their_own_conversation(shared_server):
-    """alice's conversation comes back to any page of hers and to nobody else's: whose it is comes from the
-    signed-in request, and the page sends nothing that could name another person's."""
-    from pipeline.conversation_store import ConversationStore
-
-    app, runtime, client = shared_server
-    alice = client("alice", "alice's password")
-    alice.predict(api_name="/load")
-    _question, history = alice.predict("When is the launch?", [], api_name="/submit")
-    chat = alice.predict(history, "oner", ["alice-notes"], False, "default", False, [], api_name="/answer")[0]
-    assert "Friday" in json.dumps(chat)
-
-    assert client("alice", "alice's password").predict(api_name="/load")[4] == chat  # her second tab
-    bob = client("bob", "bob's password")
-    *_lists, bobs = bob.predict(api_name="/load")
-    assert bobs == {"__type__": "update"}  # his page's chat is left empty: nothing is kept for him
-    bob.predict(api_name="/new_conversation")  # clears his own, not hers
-    _question, history = bob.predict("Who won the Tour?", [], api_name="/submit")
-    bob.predict(history, "oner", [], False, "default", False, [], api_name="/answer")
-    *_lists, bobs = client("bob", "bob's password").predict(api_name="/load")
-    assert "Who won the Tour?" in json.dumps(bobs) and "launch" not in json.dumps(bobs)
-    assert client("alice", "alice's password").predict(api_name="/load")[4] == chat
-    kept = ConversationStore(runtime.config.data_dir)
-    assert "Friday" in json.dumps([t.messages for t in kept.load("alice")])
-    assert "launch" not in json.dumps([t.messages for t in kept.load("bob")])
 
 
 # Fair shares.

@@ -1,8 +1,6 @@
 """The Gradio app: the Ask tab (chat, settings, live reasoning view, traces) and the Collections tab.
 
-Each browser session has its own settings and Stop switch (``gr.State``). A person's current conversation is
-kept on the server (``pipeline.conversation_store``) and restored into the chat when they open the page again,
-in any tab; the anonymous visitor's lives in the browser session only. Up to
+Each browser session has its own conversation, settings and Stop switch (``gr.State``). Up to
 ``RuntimeConfig.max_runs`` questions run at once (``concurrency_id="runs"``; more wait in Gradio's queue, which
 shows their place); their in-process model calls take turns through one gate, and a run waiting there shows how
 many questions are ahead of it. A run waiting on retrieval, the web or a model server holds up nobody.
@@ -21,15 +19,14 @@ from corpora.store import CollectionError
 from models.errors import ModelError
 from pipeline.accounts import PERSONAL, SHARED, VISITOR, People, Person
 from pipeline.access import PRIVATE
-from pipeline.conversation_store import ConversationStore, Turn, kept_for
 from pipeline.limits import Admission, Ticket, cap_costly
 from pipeline.methods import METHODS, settings_models
 from pipeline.runtime import Runtime, share_model_turns
-from pipeline.service import AUTO, Conversation, RunRequest, RunService
+from pipeline.service import AUTO, RunRequest, RunService
 from pipeline.trace import load_trace
 from ui import collections_tab as coll
 from ui.answer import answer_message, last_user_text
-from ui.ask_tab import Session, keeping, run_comparison, run_question
+from ui.ask_tab import Session, run_comparison, run_question
 from ui.examples import example_rows, use_example
 from ui.picture import picture_html, picture_placeholder, reasoning_html
 from ui.settings_form import build_settings_panel, settings_from_values
@@ -75,7 +72,6 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
     service = RunService.for_runtime(runtime)
     traces = Path(runtime.config.data_dir)
     people = people or People()
-    conversations = ConversationStore(runtime.config.data_dir)
     # Only accounts tell people apart: a personal app has one person, whose tabs may all ask at once, and every
     # visitor of an anonymous one is the same "visitor" (each browser session asks one question at a time).
     admission = Admission(runtime.config.max_runs_per_person if people.mode == SHARED else 0,
@@ -95,35 +91,12 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
     def session_of(session: Session | None) -> Session:
         return session if isinstance(session, Session) else Session()
 
-    def keep(request: gr.Request | None, messages: list[dict], asked: str | None = None) -> None:
-        """Add a turn to the conversation kept for the person behind ``request`` (asked again now: an account
-        removed meanwhile keeps nothing); the anonymous visitor has none kept."""
-        name = kept_for(people.of(getattr(request, "username", None)))
-        if name:
-            conversations.append(name, Turn(messages, asked))
-
-    def taken(person: Person, session: Session, history: list) -> list:
-        """At a session's first question, the person's kept conversation becomes the session's (follow-ups lean
-        on it). Returns the chat to add the question to: the kept one when the page shows none yet (its load
-        had not filled it in when the question was sent, or it never loads: a script)."""
-        name = kept_for(person)
-        if session.restored or not name:
-            return history
-        session.restored = True
-        turns = conversations.load(name)
-        session.conversation = Conversation([turn.asked for turn in turns if turn.asked])
-        return history or [message for turn in turns for message in turn.messages]
-
     tickets: dict[str, Ticket] = {}  # by browser session: the place its question holds until it has run
-    # Browser sessions whose chat a question has written into: a load answered after that leaves it alone (else
-    # the question would vanish from the chat, and its run with it).
-    asked_pages: set[str] = set()
 
     def closed(request: gr.Request):
         """A page was closed: its question no longer counts, whether it was waiting for its turn (Gradio drops
         it from the queue, so it never runs) or running (its run is stopped)."""
         admission.leave(tickets.pop(request.session_hash, None))
-        asked_pages.discard(request.session_hash)
 
     def submit(request: gr.Request, question: str, history: list, session: Session | None):
         """Record the question as the session's pending one, so the queued run (``answer``) can start from it.
@@ -134,8 +107,7 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         session = session_of(session)
         question = (question or "").strip()
         try:
-            person = person_of(request)
-            session.person = person.name
+            session.person = person_of(request).name
         except SignedOut as exc:
             gr.Warning(str(exc), duration=6)
             return gr.skip(), gr.skip(), session
@@ -156,8 +128,6 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         session.running = True
         session.cancel.clear()
         session.question = question
-        history = taken(person, session, history)
-        asked_pages.add(request.session_hash)
         return "", history + [{"role": "user", "content": md_safe(question)}], session
 
     def admit(session: Session | None):
@@ -180,7 +150,6 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
             yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
             return
         session.question = ""  # taken: a later event finds nothing pending
-        asked = {"role": "user", "content": md_safe(pending)}  # as ``submit`` showed it
         ticket = tickets.pop(request.session_hash, None)
         try:
             admission.start(ticket)
@@ -195,15 +164,13 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         except ValueError as exc:  # CollectionError is one
             session.running = False
             admission.leave(ticket)
-            refused = {"role": "assistant", "content": f'<div class="notice notice-error">{md_safe(exc)}</div>'}
-            keep(request, [asked, refused])
-            yield history + [refused], gr.update(), gr.update(), gr.update(), None
+            yield history + [{"role": "assistant", "content": f'<div class="notice notice-error">'
+                                                              f'{md_safe(exc)}</div>'}], gr.update(), gr.update(), \
+                gr.update(), None
             return
         try:
-            yield from keeping(ask(session, history, pending, method, collections, use_web, model, compare,
-                                   compared, settings),
-                               session, len(history), lambda answers, recorded: keep(request, [asked, *answers],
-                                                                                     recorded))
+            yield from ask(session, history, pending, method, collections, use_web, model, compare, compared,
+                           settings)
         finally:
             admission.leave(ticket)
 
@@ -223,21 +190,16 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         if isinstance(session, Session):
             session.cancel.set()
 
-    def new_conversation(request: gr.Request, session: Session | None):
-        """Clear the chat and the person's kept conversation; a run still going is stopped and no longer writes
-        into either."""
+    def new_conversation(session: Session | None):
+        """Clear the chat; a run still going is stopped and no longer writes into it."""
         session = session_of(session)
         if session.running:
             session.cancel.set()
         session.generation += 1
         session.conversation = type(session.conversation)()
-        session.restored = True  # the kept conversation is gone: the next question starts afresh
-        name = kept_for(people.of(getattr(request, "username", None)))
-        if name:
-            conversations.clear(name)
         return [], placeholder("New conversation."), picture_placeholder(""), "", None, session
 
-    def replay(request: gr.Request, file, history: list):
+    def replay(file, history: list):
         if file is None:
             return gr.update(), gr.update(), gr.update(), history
         try:
@@ -248,10 +210,10 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         run_id = next((e.run_id for e in state.events), "replay")
         question = state.question
         header = "Replayed from a trace file: no model was run."
-        turn = [{"role": "user", "content": f"(replayed) {md_safe(question)}" if question else "(replayed trace)"},
-                {"role": "assistant", "content": answer_message(state, run_id)}]
-        keep(request, turn)
-        return reasoning_html(state, run_id, header), picture_html(state, run_id), "", history + turn
+        return reasoning_html(state, run_id, header), picture_html(state, run_id), "", history + [
+            {"role": "user", "content": f"(replayed) {md_safe(question)}" if question else "(replayed trace)"},
+            {"role": "assistant", "content": answer_message(state, run_id)},
+        ]
 
     # Uploads that Gradio keeps in its cache (every file a page sends, added to a collection or not) are deleted
     # once a day old, checked every hour; saved traces are the app's (pipeline.housekeeping).
@@ -462,17 +424,9 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
             who = (f"<p>Signed in as <b>{esc(person.name)}</b>{' (admin)' if person.admin else ''} · "
                    '<a href="/logout" target="_self">Sign out</a></p>') if people.mode == SHARED else ""
             return (coll.collection_rows(runtime, person), gr.update(choices=names),
-                    gr.update(choices=names, value=_default_collections(names)), who, restored(request, person))
+                    gr.update(choices=names, value=_default_collections(names)), who)
 
-        def restored(request: gr.Request, person: Person):
-            """The chat of a page (re)opened by ``person``: their kept conversation (its questions become the
-            session's at its first question, ``taken``). Whose it is comes from the request, never from the page.
-            The anonymous visitor's page, and one that has asked already, keep what they show."""
-            name = kept_for(person)
-            shown = [message for turn in conversations.load(name) for message in turn.messages] if name else []
-            return shown if shown and request.session_hash not in asked_pages else gr.skip()
-
-        app.load(on_load, None, [table, chosen, collections, signed_in, chat], queue=False, api_name="load")
+        app.load(on_load, None, [table, chosen, collections, signed_in], queue=False, api_name="load")
         app.unload(closed)
     return app
 

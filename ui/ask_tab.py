@@ -8,7 +8,6 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from pipeline.methods import METHODS
 from pipeline.runtime import model_queue_position
@@ -21,16 +20,12 @@ from pipeline.escaping import md_safe
 
 
 WAKE_S = 0.5  # while a run yields no step for this long, the chat checks whether it waits for the model
-# Kept as the answer of a question whose page was closed (or reloaded) before the answer was complete.
-UNFINISHED = ('<div class="notice notice-warning">The page was closed before this answer was complete: ask the '
-              'question again for it.</div>')
 
 
 @dataclass
 class Session:
     """What one browser session owns: its Stop switch, its web cache, its pending question, whether a run is
-    going on, its conversation, and which conversation is current (bumped by "New conversation"). The person's
-    kept conversation becomes the session's at its first question (``restored``)."""
+    going on, its conversation, and which conversation is current (bumped by "New conversation")."""
 
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:10])
     cancel: threading.Event = field(default_factory=threading.Event)
@@ -39,7 +34,6 @@ class Session:
     running: bool = False  # one question at a time per session: Ask is refused until this run ends
     generation: int = 0  # bumped by "New conversation": an older run stops writing into the chat
     conversation: Conversation = field(default_factory=Conversation)
-    restored: bool = False  # whether the person's kept conversation was taken in (or dropped by New conversation)
     person: str = "local"  # whose session it is (set at each question): their traces go in their own folder
     refusal: str = ""  # why the question just sent may not be asked now (a limit): ``admit`` says so
 
@@ -47,26 +41,6 @@ class Session:
 def trace_dir(data_dir: Path, session: Session) -> Path:
     """Where a session's traces are saved: one folder per person, one below it per session."""
     return Path(data_dir) / "traces" / session.person / session.id
-
-
-def keeping(frames, session: Session, shown: int, keep: Callable[[list[dict], str | None], None]):
-    """Pass on the frames of ``run_question`` or ``run_comparison``; when they end, hand ``keep`` the chat
-    messages the run added (those after the first ``shown`` of its chat, all of them rendered by the app) and
-    the question the conversation recorded for follow-ups (None if none). A run whose page went away before it
-    ended is kept as ``UNFINISHED``; one that a new conversation left behind is not kept."""
-    generation, conversation = session.generation, session.conversation
-    before = len(conversation.asked)
-    chat, finished = None, False
-    try:
-        for frame in frames:
-            chat = frame[0]
-            yield frame
-        finished = True
-    finally:
-        if session.generation == generation:
-            added = list(chat[shown:]) if finished and chat is not None else []
-            asked = conversation.asked[before] if len(conversation.asked) > before else None
-            keep(added or [{"role": "assistant", "content": UNFINISHED}], asked)
 
 
 def run_question(service: RunService, session: Session, history: list, request: RunRequest, traces: Path):

@@ -356,26 +356,6 @@ def test_a_follow_up_keeps_the_conversation(page, serve):
     assert "Who won the 2024 Tour de France? And who came second?" in llm.calls[-1][0][-1]["content"]
 
 
-def test_a_reload_brings_the_conversation_back_as_it_was_shown(page, serve):
-    """The person's conversation is kept on the server: after a reload the chat shows it again, its markup still
-    text and its citations still opening their passages, and a follow-up still leans on it."""
-    llm = answers_by_prompt("It has <b>bold</b> markup [1].")
-    open_app(page, serve(llm, notes=NOTES + [MARKUP]))
-    ask(page, "Which page contains markup about cycling?", method="OneR")
-    wait_done(page)
-    live = last_answer(page).inner_html()
-    page.reload()
-    page.wait_for_selector("#chat .bot-row:has-text('It has <b>bold</b> markup')")
-    assert page.locator("#chat .user-row").count() == 1 and last_answer(page).inner_html() == live
-    last_answer(page).locator(".cite").first.click()
-    opened = last_answer(page).locator("details.source[open] .source-text")
-    assert "<script>window.__injected = 1</script>" in opened.inner_text()
-    assert page.evaluate("window.__injected") is None
-    assert page.locator("#chat .message-content img, #chat .message-content script").count() == 0
-    ask(page, "And what does it contain?")
-    page.wait_for_selector("#reasoning .rv-head:has-text('follow-up')")
-
-
 def test_an_oversized_upload_is_refused_with_a_clear_message(page, serve, tmp_path):
     from corpora.ingest import MAX_FILE_BYTES
 
