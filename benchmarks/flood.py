@@ -55,9 +55,9 @@ def _text(message) -> str:
     return html.unescape(json.dumps(message, ensure_ascii=False))
 
 
-def ask(client, question: str, collections: list[str], model: str) -> tuple[float, str]:
-    """Send ``question`` as a browser tab would; (seconds to the final answer, the chat's last message or the
-    notice that refused it)."""
+def ask(client, question: str, collections: list[str], model: str, method: str = "oner") -> tuple[float, str]:
+    """Send ``question`` as a browser tab would, with ``method``; (seconds to the final answer, the chat's last
+    message or the notice that refused it)."""
     from gradio_client.exceptions import AppError
 
     started = time.perf_counter()
@@ -67,7 +67,7 @@ def ask(client, question: str, collections: list[str], model: str) -> tuple[floa
         client.predict(api_name="/admit")  # the notice of a question over a limit, as the page shows it
     except AppError as refused:
         return time.perf_counter() - started, f"refused: {refused}"
-    chat = client.predict(history, "oner", collections, False, model, False, [], api_name="/answer")
+    chat = client.predict(history, method, collections, False, model, False, [], api_name="/answer")
     return time.perf_counter() - started, _text(chat[0][-1])
 
 

@@ -6,6 +6,11 @@
 - ``edit_reading``: a reading, by its step id, gets a new clarified question and/or short answer.
 - ``drop_passage``: a passage of the answer's evidence, by its number in the answer ([3]) or its passage id, is
   left out, and the answer is written again without it (every method that read passages).
+- ``pin_passage``: a passage a walk visited (KGP), by its visit's step id, is put into the reader's set, and the
+  answer is read again with it.
+- ``edit_step``: a step of a chain (IRCoT), by its step id, is rewritten and the chain continues from it: a
+  reasoning sentence gets the person's text (empty: the sentence is deleted), a hop gets the person's answer; the
+  steps before it are kept, those after it redone.
 
 An edit names what it changes and nothing more; whether it fits a run (the step exists, the reading is kept, the
 passage number is in range, the method takes such an edit) is checked against the run's trace by
@@ -23,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 MAX_QUESTION_CHARS = 300  # a clarified question a person writes
 MAX_ANSWER_CHARS = 200  # a short answer a person writes
+MAX_SENTENCE_CHARS = 400  # a reasoning sentence a person writes
 
 
 class EditError(ValueError):
@@ -32,12 +38,12 @@ class EditError(ValueError):
 class _Edit(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    @field_validator("node", check_fields=False)
+    @field_validator("node", "step", check_fields=False)
     @classmethod
     def _step_id(cls, value: str) -> str:
         value = value.strip()
         if not value:
-            raise ValueError("give the step id of a reading (such as n4)")
+            raise ValueError("give the step id of a reading, a chain's step or a visit (such as n4, h2 or v3)")
         return value
 
 
@@ -93,20 +99,46 @@ class DropPassage(_Edit):
         return value
 
 
-Edit = Annotated[Union[Prune, Restore, EditReading, DropPassage], Field(discriminator="action")]
+class EditStep(_Edit):
+    """Rewrite a step of a chain (IRCoT) and continue from it: ``text`` is a reasoning sentence ("" deletes the
+    sentence) or a hop's answer."""
+
+    action: Literal["edit_step"] = "edit_step"
+    step: str
+    text: str = Field("", max_length=MAX_SENTENCE_CHARS)
+
+    @field_validator("text")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        return " ".join(value.split())
+
+
+class PinPassage(_Edit):
+    """Put a passage a walk visited (KGP), by its visit's step id, into the reader's set."""
+
+    action: Literal["pin_passage"] = "pin_passage"
+    step: str
+
+
+
+Edit = Annotated[Union[Prune, Restore, EditReading, DropPassage, EditStep, PinPassage],
+                 Field(discriminator="action")]
 
 _EDITS = TypeAdapter(list[Edit])
 
 # The short forms of the command line: ACTION:TARGET[:FIELD=TEXT].
 _ALIASES = {"prune": "prune", "restore": "restore", "edit": "edit_reading", "edit_reading": "edit_reading",
-            "drop": "drop_passage", "drop_passage": "drop_passage"}
-USAGE = "prune:STEP, restore:STEP, edit:STEP:answer=TEXT, edit:STEP:question=TEXT, drop:N or drop:PASSAGE_ID"
+            "drop": "drop_passage", "drop_passage": "drop_passage", "step": "edit_step", "edit_step": "edit_step",
+            "pin": "pin_passage", "pin_passage": "pin_passage"}
+USAGE = ("prune:STEP, restore:STEP, edit:STEP:answer=TEXT, edit:STEP:question=TEXT, drop:N or drop:PASSAGE_ID, "
+         "step:STEP=TEXT (a chain's step rewritten, empty TEXT deletes a sentence), pin:VISIT (a visited passage read)")
 
 
 def parse_edit(text: str) -> Edit:
     """An edit from its command-line form: ``prune:n4``, ``restore:n7``, ``edit:n4:answer=Mark Carney``,
-    ``edit:n4:question=Who ...?``, ``drop:3`` (passage [3] of the answer) or ``drop:PASSAGE_ID``. ``EditError``
-    when it is none of these."""
+    ``edit:n4:question=Who ...?``, ``drop:3`` (passage [3] of the answer), ``drop:PASSAGE_ID`` or
+    ``step:h2=TEXT`` (a chain's step rewritten; ``step:h2=`` deletes a sentence). ``EditError`` when it is none
+    of these."""
     action, _, rest = text.strip().partition(":")
     name = _ALIASES.get(action.strip().lower())
     if name is None or not rest.strip():
@@ -114,6 +146,13 @@ def parse_edit(text: str) -> Edit:
     try:
         if name == "drop_passage":
             return DropPassage(passage=rest)
+        if name == "pin_passage":
+            return PinPassage(step=rest)
+        if name == "edit_step":
+            step, equals, value = rest.partition("=")
+            if not equals:
+                raise EditError(f"cannot read the edit '{text}': a step's edit is step:STEP=TEXT")
+            return EditStep(step=step, text=value)
         if name != "edit_reading":
             return _EDIT_TYPES[name](node=rest)
         node, _, change = rest.partition(":")
@@ -164,5 +203,6 @@ def _reason(exc: ValidationError) -> str:
     return f"{where}: {message}" if where else message
 
 
-__all__ = ["DropPassage", "Edit", "EditError", "EditReading", "Prune", "Restore", "USAGE", "edits_json",
+__all__ = ["DropPassage", "Edit", "EditError", "EditReading", "EditStep", "PinPassage", "Prune", "Restore", "USAGE",
+           "edits_json",
            "parse_edit", "read_edits", "read_edits_file"]

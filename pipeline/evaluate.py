@@ -71,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="default | fast | PATH.gguf | openai:URL[#MODEL] | langchain:PROVIDER:MODEL[@URL] "
                         "(default: $RQA_MODEL or default)")
     parser.add_argument("--out", type=Path, default=Path("results.json"))
+    parser.add_argument("--trace-dir", type=Path, default=None,
+                        help="save each run's trace there as trace-METHOD-ITEMID.jsonl (and its report and picture), "
+                             "for replay and for resuming with edits")
     parser.add_argument("--setting", default="closed", help="closed (all passages of the file pooled) or "
                         "per-question (each item's own passages)")
     parser.add_argument("--data-dir", type=Path, default=default_data_dir() / "evaluation",
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         llm = runtime.llm()
         results.use_backend(llm.backend_settings())
         reranker = RankFusionReranker(runtime.embeddings)
-        service = RunService()
+        service = RunService(trace_dir=args.trace_dir)
     except (ValueError, OSError, ModelError, CollectionError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

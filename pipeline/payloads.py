@@ -435,10 +435,13 @@ class EditPayload(_Strict):
     """A person's edit of a finished run (``pipeline.edits``), recorded in the resumed run's trace before the steps
     it made recomputed: a reading pruned, restored or rewritten (``target`` is its step id, ``reading`` how it read
     before, ``question`` and ``answer`` what an edit made of it), or a passage dropped from the answer's evidence
-    (its ``number`` in that answer, the ``passage`` itself, ``target`` its id)."""
+    (its ``number`` in that answer, the ``passage`` itself, ``target`` its id), or a step of a chain rewritten
+    (``target`` its step id, ``reading`` how it read before, ``answer`` the person's text: a reasoning sentence, ""
+    when deleted, or a hop's answer), or a passage a walk visited pinned into the reader's set (``target`` its
+    visit's step id, ``passage`` the passage)."""
 
     kind: Literal["edit"] = "edit"
-    action: Literal["prune", "restore", "edit_reading", "drop_passage"]
+    action: Literal["prune", "restore", "edit_reading", "drop_passage", "edit_step", "pin_passage"]
     target: str = ""
     reading: str = ""
     question: str | None = None

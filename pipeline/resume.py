@@ -7,10 +7,12 @@ unknown step, a reading that is not kept, a passage number out of range, an edit
 1. the original run's events, replayed as they were (``RunService.resume`` yields them first);
 2. one ``edit`` step per edit ("You pruned: ..."), under the step it edits; an edit of a reading also updates
    that reading's ``node`` step (pruned, restored or rewritten, "by you"), so the picture shows the tree as edited;
-3. the method's answer step run again (``MethodSpec.reanswer``) from the run folded with those events: ToC
-   rebuilds its kept readings and writes its long answer alone; OneR and KGP read the answer's passages less
-   those dropped with their own answer step; any other method gets the generic reader (``read_again``). No
-   retrieval, clarification, verification, walk or chain step is redone.
+3. the method's steps run again (``MethodSpec.reanswer``) from the run folded with those events: ToC rebuilds
+   its kept readings and writes its long answer alone; OneR and KGP read the answer's passages less those
+   dropped (KGP with the visited passages pinned first) with their own answer step; IRCoT continues its chain
+   from a rewritten step (``pipeline.methods.ircot.steer``: the steps before kept, those after redone, with
+   retrieval) or reads again; any other method gets the generic reader (``read_again``). No clarification,
+   verification or walk is redone, and nothing retrieves but a continued chain.
 
 ``RunService.resume`` (``pipeline.service``) runs one for the browser and the CLI alike, with the same Stop, the
 same time limit and the same trace saving as a run.
@@ -24,13 +26,14 @@ from typing import Iterable, Iterator, Sequence
 from langchain_core.documents import Document
 
 from pipeline.context import RunContext
-from pipeline.edits import DropPassage, Edit, EditError, EditReading, Prune, Restore
+from pipeline.edits import DropPassage, Edit, EditError, EditReading, EditStep, PinPassage, Prune, Restore
 from pipeline.events import StepEvent, Tracer
 from pipeline.fold import RunState
 from pipeline.methods import METHODS
 from pipeline.methods.base import MethodSpec, guarded
 from pipeline.methods.oner import answer_from
-from pipeline.payloads import AnswerPayload, EditPayload, NodePayload, PassageRef, TokenPayload
+from pipeline.payloads import (AnswerPayload, EditPayload, HopPayload, NodePayload, PassageRef, SubQuestionPayload,
+                               TokenPayload, VisitPayload)
 from pipeline.steps.edit import summary
 
 AFTER_EDITS = " (after your edits)"  # added to the title of an answer written again
@@ -109,6 +112,12 @@ class Resumption:
         return self.spec.name
 
     @property
+    def retrieves(self) -> bool:
+        """Whether the recomputed steps retrieve (a chain continued from a rewritten step), so that the resumed
+        run needs the run's collections, not only its trace."""
+        return any(isinstance(edit, EditStep) for edit in self.edits)
+
+    @property
     def question(self) -> str:
         return self.original.question
 
@@ -117,17 +126,30 @@ class Resumption:
     def _check(self) -> list[_Change]:
         nodes = dict(self.original.steps_of(NodePayload))
         passages = self.answer.payload.passages
-        dropped: set[str] = set()
+        touched: set[str] = set()  # the passages dropped or pinned so far
         changes = []
+        if self.retrieves and len(self.edits) > 1:
+            raise EditError("A rewritten step is an edit of its own: the chain after it is redone, so make it "
+                            "alone.")
         for edit in self.edits:
             if edit.action not in self.spec.edits:
                 raise EditError(f"'{edit.action}' does not apply to this run: its answer is {self.spec.label}'s, "
                                 f"which takes {', '.join(self.spec.edits)}.")
+            if isinstance(edit, EditStep):
+                changes.append(self._step_change(edit))
+                continue
+            if isinstance(edit, PinPassage):
+                ref = self._visited(edit, passages)
+                if passage_key(ref) in touched:
+                    raise EditError(f"The passage of visit {edit.step} is pinned twice.")
+                touched.add(passage_key(ref))
+                changes.append(_Change(EditPayload(action="pin_passage", target=edit.step, passage=ref), edit.step))
+                continue
             if isinstance(edit, DropPassage):
                 ref = self._passage(edit, passages)
-                if passage_key(ref) in dropped:
+                if passage_key(ref) in touched:
                     raise EditError(f"Passage [{ref.number}] is dropped twice.")
-                dropped.add(passage_key(ref))
+                touched.add(passage_key(ref))
                 changes.append(_Change(EditPayload(action="drop_passage", target=ref.id or "", number=ref.number,
                                                    passage=ref), self.answer.id))
                 continue
@@ -156,6 +178,40 @@ class Resumption:
             nodes[edit.node] = new
             changes.append(_Change(payload, edit.node, edit.node, new))
         return changes
+
+    def _visited(self, edit: PinPassage, passages: list[PassageRef]) -> PassageRef:
+        """The passage of the visit ``edit`` names, which the reader did not read already."""
+        step = self.original.steps.get(edit.step)
+        visit = step.payload if step is not None else None
+        if not isinstance(visit, VisitPayload) or visit.passage is None:
+            visits = [i for i, v in self.original.steps_of(VisitPayload) if v.passage is not None]
+            known = f" (its visits: {', '.join(visits[:10])}{' ...' if len(visits) > 10 else ''})" if visits else ""
+            raise EditError(f"There is no visited passage '{edit.step}' in this run{known}.")
+        if any(passage_key(p) == passage_key(visit.passage) for p in passages):
+            raise EditError(f"The passage of visit {edit.step} is read already: it is [{_number(visit.passage, passages)}]"
+                            " of the answer.")
+        return visit.passage
+
+    def _step_change(self, edit: EditStep) -> _Change:
+        """A chain's step rewritten: a reasoning sentence (deleted when the text is empty) or a hop's answer.
+        Its ``edit`` step hangs where the step hung, so the chain continued from it branches off the original."""
+        step = self.original.steps.get(edit.step)
+        payload = step.payload if step is not None else None
+        if isinstance(payload, HopPayload):
+            if not payload.sentence:
+                raise EditError(f"Step {edit.step} has no sentence to rewrite.")
+            before = payload.sentence
+        elif isinstance(payload, SubQuestionPayload):
+            if not edit.text:
+                raise EditError(f"Hop {edit.step} needs an answer: a hop cannot be deleted, only answered.")
+            before = f"{payload.question} → {payload.answer or 'not found'}"
+        else:
+            chain = [i for i, p in self.original.steps_of(HopPayload) if p.sentence]
+            chain += [i for i, _ in self.original.steps_of(SubQuestionPayload)]
+            known = f" (its steps: {', '.join(chain[:10])})" if chain else " (it has no chain)"
+            raise EditError(f"There is no step '{edit.step}' of a chain in this run{known}.")
+        return _Change(EditPayload(action="edit_step", target=edit.step, reading=before, answer=edit.text),
+                       step.parent_id)
 
     def _node(self, step_id: str, nodes: dict[str, NodePayload]) -> NodePayload:
         node = nodes.get(step_id)
@@ -231,19 +287,38 @@ def read_again(steering: Steering, ctx: RunContext, tracer: Tracer, settings) ->
                            parent_id=steering.answer.parent_id, extras=extras)
 
 
+def pinned_passages(state: RunState) -> list[PassageRef]:
+    """The passages a person pinned into a walk's reader, by this resumption's edits and earlier ones, in order."""
+    pins = {passage_key(p.passage): p.passage for p in state.payloads(EditPayload)
+            if p.action == "pin_passage" and p.passage is not None}
+    return [p for key, p in pins.items() if key not in dropped_passages(state)]
+
+
+def _number(passage: PassageRef, passages: list[PassageRef]) -> int | str:
+    return next((p.number or i for i, p in enumerate(passages, 1) if passage_key(p) == passage_key(passage)), "?")
+
+
 def _reading(node: NodePayload) -> str:
     return f"{node.question} → {node.answer}" if node.answer else node.question
 
 
 def targets(state: RunState) -> list[str]:
     """What a person may edit in a finished run, one line each: its readings (step id, state, question and
-    answer) and the passages of its answer (number and id), for ``pipeline ask --from-trace`` without edits."""
+    answer), its chain's sentences and hops (step id), and the passages of its answer (number and id), for
+    ``pipeline ask --from-trace`` without edits."""
     lines = [f"{step_id}  {node.state:<8} {_reading(node)}" for step_id, node in state.steps_of(NodePayload)
              if node.state != "root"]
+    lines += [f"{step_id}  step {hop.step}  {hop.sentence}" for step_id, hop in state.steps_of(HopPayload)
+              if hop.sentence]
+    lines += [f"{step_id}  hop {hop.step}   {hop.question} → {hop.answer or 'not found'}"
+              for step_id, hop in state.steps_of(SubQuestionPayload)]
+    lines += [f"{step_id}  visited  {visit.passage.label()}" for step_id, visit in state.steps_of(VisitPayload)
+              if visit.passage is not None]
     answer = state.final_answer
     if answer is not None:
         lines += [f"[{p.number}]  {p.id or '(no id)'}  {p.label()}" for p in answer.payload.passages]
     return lines
 
 
-__all__ = ["AFTER_EDITS", "Resumption", "Steering", "dropped_passages", "passage_key", "read_again", "targets"]
+__all__ = ["AFTER_EDITS", "Resumption", "Steering", "dropped_passages", "passage_key", "pinned_passages", "read_again",
+           "targets"]

@@ -116,7 +116,7 @@ class RunService:
     def resume(self, trace: RunState | Iterable[StepEvent], edits: Sequence[Edit], *,
                settings: Settings | None = None, model: str | None = None, cancel: threading.Event | None = None,
                web: WebSource | None = None, context: RunContext | None = None, run_id: str | None = None,
-               trace_dir: Path | None = None) -> Run:
+               trace_dir: Path | None = None, collections: Sequence[str] | None = None) -> Run:
         """A finished run resumed with a person's ``edits`` (``pipeline.edits``): what the browser's buttons on
         a step and ``pipeline ask --from-trace`` call. ``trace`` is the run's events (a saved trace, or the
         ``Run.state`` of a run just shown) or its folded state.
@@ -127,11 +127,17 @@ class RunService:
         only the method's answer step, from what the edits leave); ``state`` folds them all, and the trace is
         saved under this run's new id, so the original's stays as it was. ``settings`` (default: the defaults)
         and ``model`` are the answer step's, as a run's; Stop (``cancel``) and the time limit work as in a run.
-        ``context`` replaces the built one (no collection is opened: the passages come from the trace)."""
+        ``context`` replaces the built one. No collection is opened unless the edits make the run retrieve (a
+        chain continued from a rewritten step): then ``collections``, by default those the trace's passages came
+        from (``trace_collections``); the caller checks that the person may read them."""
         resumption = Resumption(trace, edits)
         original = resumption.original
         run_id = run_id or uuid.uuid4().hex[:12]
-        request = RunRequest(question=resumption.question, method=resumption.method,
+        if not resumption.retrieves:
+            collections = ()
+        elif collections is None:
+            collections = trace_collections(original)
+        request = RunRequest(question=resumption.question, method=resumption.method, collections=tuple(collections),
                              settings=settings or Settings(), model=model)
         events = self._resumed(resumption, request, run_id, cancel or threading.Event(), web, context)
         resumed_from = next((e.run_id for e in reversed(original.events)), None)
@@ -296,6 +302,13 @@ class Comparison:
     @property
     def trace_files(self) -> list[Path]:
         return [path for run in self.runs for path in run.trace_files]
+
+
+def trace_collections(state: RunState) -> tuple[str, ...]:
+    """The collections a run's passages came from, in the order first met (web pages have none)."""
+    names = [p.collection for event in state.events for p in getattr(event.payload, "passages", None) or []
+             if getattr(p, "collection", None)]
+    return tuple(dict.fromkeys(names))
 
 
 def _save(state: RunState, folder: Path | None, run_id: str | None = None,

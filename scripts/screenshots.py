@@ -6,8 +6,9 @@ Knowledge Graph Prompting answering a question about a table of an uploaded PDF.
         [--only toc,ircot,compare,kgp-table]
 
 Serves the app in-process on a free loopback port with the chosen model, drives Debian's headless Chromium
-(Playwright) at 1500x1000 and writes toc-mid-question.png, toc-answered.png, ircot-chain.png, compare.png and
-kgp-table.png. The PDF (three pages, two ruled tables on page 2) is made by the script with fpdf2 and uploaded
+(Playwright) at 1500x1000 and writes toc-mid-question.png, toc-answered.png, toc-steered.png (the tree's answer
+rewritten after a person left out a reading that names neither of England's war-time prime ministers),
+ircot-chain.png, compare.png and kgp-table.png. The PDF (three pages, two ruled tables on page 2) is made by the script with fpdf2 and uploaded
 through the Collections tab into a collection ``reports``. It runs a real model: about six minutes with the
 default model on 2 cores; run nothing else meanwhile.
 """
@@ -28,7 +29,8 @@ TOC_QUESTION = "Who was England's prime minister during WW1?"
 IRCOT_QUESTION = "Who died earlier, Theodor Kotsch or Herbert Walther?"
 COMPARE_QUESTION = "When is Fortnite Battle Royale being released on Android?"
 TABLE_QUESTION = "Which crop had the largest harvest in table 1 of harvest-report.pdf?"
-SHOTS = ("toc", "ircot", "compare", "kgp-table")
+SHOTS = ("toc", "steer", "ircot", "compare", "kgp-table")
+RIGHT_PMS = ("Lloyd George", "Asquith")  # the readings a person would keep for TOC_QUESTION
 
 
 def make_harvest_report(path: Path) -> None:
@@ -91,6 +93,20 @@ def _upload_report(page) -> None:
         box.locator("input").set_checked("reports" in box.inner_text())
 
 
+def _leave_out_a_wrong_reading(page) -> bool:
+    """Tick "Leave out" for the first kept reading naming neither right prime minister (else the last kept one)
+    and press Rewrite; False when the tree kept no reading."""
+    readings = page.locator("#steer label", has_text="Leave out reading")
+    if readings.count() == 0:
+        print("the tree kept no reading: no steered screenshot", file=sys.stderr)
+        return False
+    texts = readings.all_inner_texts()
+    wrong = next((i for i, text in enumerate(texts) if not any(name in text for name in RIGHT_PMS)), len(texts) - 1)
+    readings.nth(wrong).click()
+    page.click("#rewrite")
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     # A command's main reads top to bottom: its arguments, its set-up, its loop and its report.
     from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
@@ -135,6 +151,18 @@ def main(argv: list[str] | None = None) -> int:
                 _settle(page)
                 page.screenshot(path=args.out / "toc-answered.png")
                 written += ["toc-mid-question.png", "toc-answered.png"]
+
+            if "steer" in shots:
+                if "toc" not in shots:
+                    choose(page, "method", "Tree of Clarifications")
+                    _ask(page, TOC_QUESTION)
+                    page.wait_for_selector("#reasoning .rv-done", timeout=900_000)
+                if _leave_out_a_wrong_reading(page):
+                    page.wait_for_selector("#reasoning .kind-edit", timeout=600_000)
+                    page.wait_for_selector("#reasoning .rv-done", timeout=600_000)
+                    _settle(page)
+                    page.screenshot(path=args.out / "toc-steered.png")
+                    written.append("toc-steered.png")
 
             if "ircot" in shots:
                 choose(page, "method", "IRCoT")

@@ -394,3 +394,92 @@ def test_stop_during_a_resumed_answer_ends_it_as_a_run_is_stopped(toc_run, embed
     events = list(resumed)
     assert resumed.state.stopped() and events[-1].title == "Stopped"
     assert resumed.state.final_answer.id == run.state.final_answer.id  # the answer written before stands
+
+
+def test_the_browsers_choices_are_the_edits_that_fit_the_run(toc_run, embeddings):
+    """What "Change the answer" offers (ui.steer): each kept reading to leave out, each pruned one to put back, each
+    passage of the answer to drop; each resumes the run, and a forged or empty choice is refused in one line."""
+    from ui import steer
+
+    run, settings = toc_run
+    choices = dict((value, label) for label, value in steer.edit_choices(run.state))
+    kept = {i for i, n in run.state.steps_of(NodePayload) if n.state == "kept"}
+    pruned = {i for i, n in run.state.steps_of(NodePayload) if n.state == "pruned"}
+    assert {v for v in choices if v.startswith("prune:")} == {f"prune:{i}" for i in kept}
+    assert {v for v in choices if v.startswith("restore:")} == {f"restore:{i}" for i in pruned}
+    passages = run.state.final_answer.payload.passages
+    assert {v for v in choices if v.startswith("drop:")} == {f"drop:{p.number}" for p in passages}
+    assert "Egan Bernal" in choices[f"restore:{next(iter(pruned))}"]
+    for value in choices:
+        Resumption(run.state, steer.parse_choices([value]))  # fits the run: no EditError
+    for forged in ([], None, ["prune:n999"], ["rm -rf:/"]):
+        with pytest.raises(EditError):
+            Resumption(run.state, steer.parse_choices(forged))
+    assert steer.readings_to_ask(run.state) == [Q24, Q23]
+    assert steer.edit_choices(None) == [] and steer.readings_to_ask(RunState()) == []
+    assert steer.describe([f"drop:{passages[0].number}"], steer.edit_choices(run.state)).startswith(
+        "Rewrite the answer: Drop passage [")
+
+
+def test_the_simulated_person_prunes_readings_without_a_gold_answer_and_drops_unsupporting_passages(toc_run):
+    """benchmarks.steering's person: on a tree, every kept reading whose answer holds no gold short answer is
+    pruned; elsewhere every passage of the answer that is not supporting is dropped; nothing to change, no click."""
+    from benchmarks.steering import simulated_edits, summarize
+    from corpora.splitting import content_id
+    from pipeline.evaluation.data import EvalItem
+
+    state = toc_run[0].state
+    asqa = EvalItem(id="1", dataset="asqa", question=AQ, answers=["Tadej Pogačar"], passages=[],
+                    qa_pairs=[{"question": Q24, "short_answers": ["Tadej Pogačar"]}], long_answers=["..."])
+    edits = simulated_edits(state, asqa)
+    vingegaard = _node(state, Q23)[0]
+    assert edits == [Prune(node=vingegaard)]
+    asqa.qa_pairs.append({"question": Q23, "short_answers": ["Vingegaard"]})
+    assert simulated_edits(state, asqa) == []
+
+    docs = [Document(page_content=text, metadata={"title": "Tour de France"}, id=content_id("Tour de France", text))
+            for text in FACTS[:3]]
+    ctx = RunContext(llm=ScriptedLLM(lambda m, o: "Jonas Vingegaard [1]."),
+                     retriever=ScriptedRetriever(lambda q, k: docs), settings=settings_with())
+    run = RunService().start(RunRequest(question="Who won in 2023?", method="oner"), context=ctx)
+    list(run)
+    oner = run.state
+    hotpot = EvalItem(id="2", dataset="hotpotqa", question="Who won in 2023?", answers=["Jonas Vingegaard"],
+                      passages=[{"title": "Tour de France", "text": FACTS[1], "supporting": True},
+                                {"title": "Tour de France", "text": FACTS[0]}])
+    supporting = hotpot.supporting_ids()
+    dropped = [e.passage for e in simulated_edits(oner, hotpot)]
+    assert dropped and not set(dropped) & supporting
+    assert len(dropped) == len(oner.final_answer.payload.passages) - len(supporting)
+
+    records = [{"clicks": 1, "before": {"f1": 0.0}, "after": {"f1": 1.0}, "reanswer_s": 2.0, "first_run_s": 8.0},
+               {"clicks": 0, "before": {"f1": 0.5}, "after": {"f1": 0.5}, "first_run_s": 6.0}]
+    summary = summarize(records, "f1")
+    assert (summary["before"], summary["after"], summary["clicks_per_question"]) == (25.0, 75.0, 0.5)
+    assert summary["reanswer_over_first_median"] == 0.25 and summary["questions_changed"] == 1
+
+
+def test_a_visited_passage_pinned_is_read_first_and_the_browser_offers_it():
+    from ui.steer import edit_choices
+
+    base = _hand_made("kgp", WalkExtras(collected=passage_refs(
+        [Document(page_content=f"Fact number {i} about the harbour.", id=f"p{i}") for i in (1, 2, 3)])),
+        with_visits=True)
+    tracer = Tracer("kgp")
+    extra = PassageRef(id="p4", title="Title 4", text="The harbour master is Ada Byron.")
+    visit = tracer.event(VisitPayload(node="p4", passage=extra, edge="keyword"), "Title 4", id="v4", parent_id="w1")
+    state = RunState.of([*base.events[:-1], visit, base.events[-1]])
+    assert ("Read visited passage v4 too: Title 4", "pin:v4") in edit_choices(state)
+    assert not any(value in ("pin:v1", "pin:v2") for _, value in edit_choices(state))  # read already
+    resumed, events, llm = _resume(state, [parse_edit("pin:v4"), parse_edit("drop:1")], state_settings(), None,
+                                   script=lambda messages, options: "Ada Byron [1].")
+    prompt = llm.calls[0][0][-1]["content"]
+    assert prompt.index("Ada Byron") < prompt.index("Fact number 2") and "Fact number 1" not in prompt
+    final = resumed.state.final_answer
+    assert [p.id for p in final.payload.passages] == ["p4", "p2", "p3"]
+    assert final.links[0].target == "v4"  # the pinned passage is linked to the visit that found it
+    pin = next(e for e in events if e.kind == EventKind.EDIT and e.payload.action == "pin_passage")
+    assert pin.title == "You pinned: Title 4" and pin.parent_id == "v4"
+    for bad, message in (("pin:v2", r"is read already: it is \[2\]"), ("pin:w1", "There is no visited passage .w1.")):
+        with pytest.raises(EditError, match=message):
+            Resumption(state, [parse_edit(bad)])

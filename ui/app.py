@@ -26,7 +26,8 @@ from pipeline.service import AUTO, RunRequest, RunService
 from pipeline.trace import load_trace
 from ui import collections_tab as coll
 from ui.answer import answer_message, last_user_text
-from ui.ask_tab import Session, run_comparison, run_question
+from ui import steer as steering
+from ui.ask_tab import Session, run_comparison, run_question, run_steered, trace_dir
 from ui.examples import example_rows, use_example
 from ui.picture import picture_html, picture_placeholder, reasoning_html
 from ui.settings_form import build_settings_panel, settings_from_values
@@ -45,7 +46,7 @@ def launch_options(data_dir: Path | str | None = None) -> dict:
     options = {
         "css_paths": [ASSETS / "app.css", ASSETS / "picture.css"],
         "head": "".join(f"<script>{(ASSETS / name).read_text(encoding='utf-8')}</script>"
-                        for name in ("cite.js", "picture.js")),
+                        for name in ("cite.js", "picture.js", "steer.js")),
         "max_file_size": MAX_FILE_BYTES,
         # Gradio enables /monitoring by default; its summary of every event is open to anyone signed in, and
         # without a login to anyone at all.
@@ -164,9 +165,7 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         except ValueError as exc:  # CollectionError is one
             session.running = False
             admission.leave(ticket)
-            yield history + [{"role": "assistant", "content": f'<div class="notice notice-error">'
-                                                              f'{md_safe(exc)}</div>'}], gr.update(), gr.update(), \
-                gr.update(), None
+            yield _refused(history, exc)
             return
         try:
             yield from ask(session, history, pending, method, collections, use_web, model, compare, compared,
@@ -186,6 +185,96 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
                        duration=6)
         yield from run_question(service, session, history, request, traces)
 
+    def step_submit(request: gr.Request, step, text, history: list, session: Session | None):
+        """A chain's step rewritten ("Continue from this step"): recorded as a pending rewrite like ticked
+        changes."""
+        try:
+            chosen = steering.step_edit(step, text)
+        except ValueError as exc:
+            gr.Warning(str(exc), duration=6)
+            return gr.skip(), session_of(session)
+        return steer_submit(request, chosen, history, session)
+
+    def steer_submit(request: gr.Request, chosen: list, history: list, session: Session | None):
+        """Record the ticked changes as the session's pending rewrite, as ``submit`` records a question (the same
+        checks and limits: a rewrite runs the model as a question does), with the person's request as a chat
+        line; ``rewrite`` runs it in its turn."""
+        session = session_of(session)
+        try:
+            session.person = person_of(request).name
+        except SignedOut as exc:
+            gr.Warning(str(exc), duration=6)
+            return gr.skip(), session
+        if session.running or session.last is None or not chosen:
+            gr.Warning("Your previous question is still being answered: wait for it, or press Stop."
+                       if session.running else "There is no answer to change: ask a question first."
+                       if session.last is None else "Tick at least one change first.", duration=6)
+            return gr.skip(), session
+        entered = admission.enter(session.person)
+        if isinstance(entered, str):
+            session.refusal = entered
+            return gr.skip(), session
+        admission.leave(tickets.pop(request.session_hash, None))
+        tickets[request.session_hash] = entered
+        if people.mode == SHARED:
+            share_model_turns(session.cancel, session.person)
+        session.running = True
+        session.cancel.clear()
+        session.edits = list(chosen)
+        line = steering.describe(chosen, steering.edit_choices(session.last))
+        return history + [{"role": "user", "content": md_safe(line)}], session
+
+    def rewrite(request: gr.Request, history: list, session: Session, model, *values):
+        """The session's last answer written again from the ticked changes (``RunService.resume``): the original
+        steps, the edits and the new answer in the view, the new answer in the chat."""
+        edits = session.edits if isinstance(session, Session) else None
+        if edits is None:
+            yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+            return
+        session.edits = None
+        ticket = tickets.pop(request.session_hash, None)
+        try:
+            admission.start(ticket)
+            person = person_of(request)
+            if session.last is None:
+                raise ValueError("There is no answer to change: ask a question first.")
+            settings = settings_from_values(controls, list(values), settings_models())
+            if people.mode != PERSONAL and not person.admin:
+                settings, _ = cap_costly(settings, costly_caps)
+            run = steering.resume_last(service, session.last, edits, settings, model or None, session.cancel,
+                                       trace_dir(traces, session),
+                                       may_read=lambda name: runtime.access.check_read(person, name))
+        except ValueError as exc:  # EditError and CollectionError are ones
+            session.running = False
+            admission.leave(ticket)
+            yield _refused(history, exc)
+            return
+        try:
+            yield from run_steered(run, session, history)
+        finally:
+            admission.leave(ticket)
+
+    def steer_offers(session: Session | None):
+        """The changes and the "Did you mean?" readings offered for the session's last answer (hidden when it
+        has none)."""
+        last = session.last if isinstance(session, Session) and not session.running else None
+        choices = steering.edit_choices(last)
+        steps = steering.step_choices(last)
+        readings = steering.readings_to_ask(last) if last is not None and last.final_answer.method == "toc" else []
+        if isinstance(session, Session):
+            session.offers = readings
+        return (gr.update(choices=choices, value=[]), gr.update(visible=bool(choices)),
+                gr.Dataset(samples=[[r] for r in readings], visible=bool(readings)),
+                gr.update(choices=steps, value=None), gr.update(value=""), gr.update(visible=bool(steps)))
+
+    def ask_reading(index, session: Session | None):
+        """A "Did you mean?" reading clicked: its clarified question asked alone, with OneR (the reading is one
+        question already). The reading comes from the session's own offers, by its place."""
+        offers = session.offers if isinstance(session, Session) else []
+        if not isinstance(index, int) or not 0 <= index < len(offers):
+            return gr.skip(), gr.skip()
+        return offers[index], "oner"
+
     def stop(session: Session | None):
         if isinstance(session, Session):
             session.cancel.set()
@@ -197,23 +286,30 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
             session.cancel.set()
         session.generation += 1
         session.conversation = type(session.conversation)()
+        session.last = None
         return [], placeholder("New conversation."), picture_placeholder(""), "", None, session
 
-    def replay(file, history: list):
+    def replay(file, history: list, session: Session | None):
+        """Show a saved trace (no model runs); its answer may then be steered like one just given."""
+        session = session_of(session)
+        if session.running:
+            gr.Warning("Wait for the question being answered, or press Stop, before replaying a trace.")
+            return gr.update(), gr.update(), gr.update(), history, session
         if file is None:
-            return gr.update(), gr.update(), gr.update(), history
+            return gr.update(), gr.update(), gr.update(), history, session
         try:
             state = load_trace(Path(file if isinstance(file, str) else file.name))
         except (ValueError, OSError) as exc:
             gr.Warning(f"Cannot replay this file: {exc}")
-            return gr.update(), gr.update(), gr.update(), history
+            return gr.update(), gr.update(), gr.update(), history, session
         run_id = next((e.run_id for e in state.events), "replay")
         question = state.question
         header = "Replayed from a trace file: no model was run."
+        session.last = state if state.final_answer is not None else None
         return reasoning_html(state, run_id, header), picture_html(state, run_id), "", history + [
             {"role": "user", "content": f"(replayed) {md_safe(question)}" if question else "(replayed trace)"},
             {"role": "assistant", "content": answer_message(state, run_id)},
-        ]
+        ], session
 
     # Uploads that Gradio keeps in its cache (every file a page sends, added to a collection or not) are deleted
     # once a day old, checked every hour; saved traces are the app's (pipeline.housekeeping).
@@ -234,6 +330,24 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
                         ask_button = gr.Button("Ask", variant="primary", elem_id="ask")
                         stop_button = gr.Button("Stop", variant="stop", elem_id="stop")
                         new_button = gr.Button("New conversation", elem_id="new-conversation")
+                    # Under the answer: what a person may change in it (ui.steer), and ToC's readings to ask alone.
+                    with gr.Group(visible=False, elem_id="steer-panel") as steer_panel:
+                        steer = gr.CheckboxGroup([], label="Change the answer",
+                                                 info="Tick readings to leave out or put back, or passages to "
+                                                      "drop, then Rewrite: only the answer is written again, "
+                                                      "from what is left.", elem_id="steer")
+                        rewrite_button = gr.Button("Rewrite the answer", elem_id="rewrite")
+                    with gr.Group(visible=False, elem_id="step-panel") as step_panel:
+                        step_choice = gr.Dropdown([], label="Rewrite a step of the chain",
+                                                  info="The steps before it are kept, the chain goes on from your "
+                                                       "text, and the answer is written again.",
+                                                  elem_id="step-choice")
+                        step_text = gr.Textbox(label="Its new text: a sentence (empty deletes it), or a hop's answer",
+                                               lines=1, max_lines=3, elem_id="step-text")
+                        continue_button = gr.Button("Continue from this step", elem_id="continue-chain")
+                    did_you_mean = gr.Dataset(label="Did you mean? Click a reading to ask it alone (with OneR)",
+                                              components=["textbox"], headers=["Reading"], samples=[],
+                                              type="index", visible=False, elem_id="did-you-mean")
                     examples = gr.Dataset(label="Examples: click one to ask it (demo corpus)",
                                           components=["textbox", "textbox"], headers=["Question", "Method"],
                                           samples=example_rows(), type="index", samples_per_page=10,
@@ -312,22 +426,36 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
 
         example_asked = examples.click(example, [examples, collections], [question, method, collections],
                                        queue=False, api_name="example").then
-        for trigger in (ask_button.click, question.submit, example_asked):
+        reading_asked = did_you_mean.click(ask_reading, [did_you_mean, session], [question, method], queue=False,
+                                           api_name="ask_reading").then
+        offers = [steer, steer_panel, did_you_mean, step_choice, step_text, step_panel]
+        for trigger in (ask_button.click, question.submit, example_asked, reading_asked):
             trigger(submit, [question, chat, session], [question, chat, session], concurrency_limit=None,
                     show_progress="hidden", api_name="submit").success(
                 admit, [session], None, concurrency_limit=None, show_progress="hidden", api_name="admit").success(
                 answer, [chat, session, *knobs], [chat, view, picture, comparison, trace_files],
                 concurrency_limit=runtime.config.max_runs, concurrency_id="runs", show_progress="minimal",
-                api_name="answer")
+                api_name="answer").then(steer_offers, [session], offers, queue=False, api_name="offers")
+        for trigger, handler, inputs, name in (
+                (rewrite_button.click, steer_submit, [steer], "steer"),
+                (continue_button.click, step_submit, [step_choice, step_text], "steer_step")):
+            trigger(handler, [*inputs, chat, session], [chat, session], concurrency_limit=None,
+                    show_progress="hidden", api_name=name).success(
+                admit, [session], None, concurrency_limit=None, show_progress="hidden").success(
+                rewrite, [chat, session, model, *(c.component for c in controls)],
+                [chat, view, picture, comparison, trace_files], concurrency_limit=runtime.config.max_runs,
+                concurrency_id="runs", show_progress="minimal", api_name=f"{name}_run").then(
+                steer_offers, [session], offers, queue=False)
         def show_compared(on):
             return gr.update(visible=on)
 
         compare.change(show_compared, [compare], [compared], queue=False)
         stop_button.click(stop, [session], None, queue=False, api_name="stop")
         new_button.click(new_conversation, [session], [chat, view, picture, comparison, trace_files, session],
-                         queue=False, api_name="new_conversation")
-        trace_upload.upload(replay, [trace_upload, chat], [view, picture, comparison, chat], queue=False,
-                            api_name="replay")
+                         queue=False, api_name="new_conversation").then(steer_offers, [session], offers,
+                                                                        queue=False)
+        trace_upload.upload(replay, [trace_upload, chat, session], [view, picture, comparison, chat, session],
+                            queue=False, api_name="replay").then(steer_offers, [session], offers, queue=False)
 
         # Collections tab: every change refreshes the lists it affects, including the Ask tab's checkboxes.
         def refreshed(person: Person, name: str | None, message: str = ""):
@@ -429,6 +557,12 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         app.load(on_load, None, [table, chosen, collections, signed_in], queue=False, api_name="load")
         app.unload(closed)
     return app
+
+
+def _refused(history: list, reason) -> tuple:
+    """The outputs of a question or a rewrite that cannot run: the reason as the chat's answer, the rest kept."""
+    notice = {"role": "assistant", "content": f'<div class="notice notice-error">{md_safe(reason)}</div>'}
+    return history + [notice], gr.update(), gr.update(), gr.update(), None
 
 
 def _default_collections(names: list[str]) -> list[str]:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from pipeline.methods import METHODS
 from pipeline.runtime import model_queue_position
-from pipeline.service import Conversation, RunRequest, RunService
+from pipeline.fold import RunState
+from pipeline.service import Conversation, Run, RunRequest, RunService
 from pipeline.web import WebSource
 from ui.answer import answer_message
 from ui.background import in_background
@@ -36,6 +37,9 @@ class Session:
     conversation: Conversation = field(default_factory=Conversation)
     person: str = "local"  # whose session it is (set at each question): their traces go in their own folder
     refusal: str = ""  # why the question just sent may not be asked now (a limit): ``admit`` says so
+    last: RunState | None = None  # the run last shown with an answer, which the person may steer (ui.steer)
+    edits: list[str] | None = None  # the changes ticked for the rewrite now waiting for its turn
+    offers: list[str] = field(default_factory=list)  # the "Did you mean?" readings shown under the last answer
 
 
 def trace_dir(data_dir: Path, session: Session) -> Path:
@@ -55,9 +59,23 @@ def run_question(service: RunService, session: Session, history: list, request: 
 
 
 def _run(service: RunService, session: Session, history: list, request: RunRequest, traces: Path):
-    generation = session.generation
     run = service.start(request, conversation=session.conversation, cancel=session.cancel, web=session.web,
                         trace_dir=trace_dir(traces, session))
+    yield from _stream(run, session, history)
+
+
+def run_steered(run: Run, session: Session, history: list):
+    """Stream a run resumed with the person's edits (``ui.steer``) into the chat as ``run_question`` streams a
+    run: the rewritten answer is a new chat answer under the person's line that asked for it."""
+    try:
+        yield from _stream(run, session, history)
+    finally:
+        session.running = False
+
+
+def _stream(run: Run, session: Session, history: list):
+    generation = session.generation
+    session.last = None  # the run it showed is being replaced
     history = history + [{"role": "assistant", "content": answer_message(run.state, run.id)}]
     yield history, reasoning_html(run.state, run.id), picture_html(run.state, run.id), "", None
     waiting = None
@@ -74,6 +92,8 @@ def _run(service: RunService, session: Session, history: list, request: RunReque
     if session.generation != generation:
         return
     history[-1] = {"role": "assistant", "content": answer_message(run.state, run.id)}
+    if run.state.final_answer is not None:
+        session.last = run.state
     yield (history, reasoning_html(run.state, run.id), picture_html(run.state, run.id), "",
            [str(p) for p in run.trace_files] or None)
 
@@ -92,6 +112,7 @@ def run_comparison(service: RunService, session: Session, history: list, request
 def _compare(service: RunService, session: Session, history: list, request: RunRequest, methods: list[str],
              traces: Path):
     generation = session.generation
+    session.last = None  # a comparison's answers are steered from their saved traces (Replay), not here
     comparison = service.compare(request, methods, conversation=session.conversation, cancel=session.cancel,
                                  web=session.web, trace_dir=trace_dir(traces, session))
     columns = [Column(m, METHODS[m].label if m in METHODS else m) for m in comparison.methods]

@@ -99,7 +99,10 @@ def run_item(service: RunService, method: str, item: EvalItem, ctx: RunContext) 
     """Run one method (or Auto) on one item through the run service; return the item's record, read from the
     run's folded state."""
     started = time.perf_counter()
-    run = service.start(RunRequest(question=item.question, method=method, settings=ctx.settings), context=ctx)
+    # Saved traces (``pipeline.evaluate --trace-dir``) are named by method and item, so a later step (the
+    # simulated person of benchmarks.steering) finds each one.
+    run = service.start(RunRequest(question=item.question, method=method, settings=ctx.settings), context=ctx,
+                        run_id=f"{method}-{item.id}" if service.trace_dir is not None else None)
     for _ in run:
         pass
     wall = time.perf_counter() - started

@@ -28,6 +28,12 @@ def summary(p: EditPayload) -> str:
         return f"You restored: {one_line(p.reading)}"
     if p.action == "edit_reading":
         return f"You edited a reading: {_reading(p.question, p.answer)}"
+    if p.action == "edit_step":
+        if "→" in p.reading:  # a hop: its question and answer
+            return f"You answered: {one_line(p.reading.split(' → ', 1)[0])} → {one_line(p.answer)}"
+        return f"You rewrote a step: {one_line(p.answer)}" if p.answer else f"You deleted a step: {one_line(p.reading)}"
+    if p.action == "pin_passage":
+        return f"You pinned: {one_line(p.passage.label()) if p.passage is not None else p.target}"
     where = f"[{p.number}]" if p.number is not None else ""
     label = one_line(p.passage.label()) if p.passage is not None else p.target
     return f"You dropped passage {where}: {label}" if where else f"You dropped a passage: {label}"
@@ -39,11 +45,13 @@ def _title(step: "StepEvent") -> str:
 
 def _lines(step: "StepEvent", state: "RunState") -> list[str]:
     p: EditPayload = step.payload
+    if p.action == "pin_passage":
+        return [f"visit: step {p.target}"] + ([f"text: {one_line(p.passage.text)[:300]}"] if p.passage else [])
     if p.action == "drop_passage":
         out = [f"passage id: {p.target}"] if p.target else []
         return out + ([f"text: {one_line(p.passage.text)[:300]}"] if p.passage is not None else [])
-    out = [f"reading: step {p.target}"]
-    if p.action == "edit_reading":
+    out = [f"{'step' if p.action == 'edit_step' else 'reading: step'} {p.target}"]
+    if p.action in ("edit_reading", "edit_step"):
         out.append(f"was: {one_line(p.reading)}")
     return out
 
@@ -53,8 +61,13 @@ def _card(step: "StepEvent", state: "RunState") -> str:
     if p.action == "drop_passage":
         ident = f'<div class="rv-muted">passage id: {esc(p.target)}</div>' if p.target else ""
         return ident + (passages_html([p.passage], "passage", "dropped") if p.passage is not None else "")
-    was = f'<div class="rv-muted">was: {esc(p.reading)}</div>' if p.action == "edit_reading" else ""
-    return f'{was}<div class="rv-muted">reading: step {esc(p.target)}</div>'
+    if p.action == "pin_passage":
+        return (f'<div class="rv-muted">visit: step {esc(p.target)}</div>'
+                + (passages_html([p.passage], "passage", "pinned") if p.passage is not None else ""))
+    was = f'<div class="rv-muted">was: {esc(p.reading)}</div>' if p.action in ("edit_reading", "edit_step") else ""
+    where = (f"step {esc(p.target)}; the chain continues from here" if p.action == "edit_step"
+             else f"reading: step {esc(p.target)}")
+    return f'{was}<div class="rv-muted">{where}</div>'
 
 
 def _label(step: "StepEvent", state: "RunState") -> list[str]:

@@ -2,6 +2,7 @@
 
 from pipeline.methods.base import MethodSpec
 from pipeline.methods.ircot.chain import IRCoTSettings, chain_record, run
+from pipeline.methods.ircot.steer import reanswer
 
 METHOD = MethodSpec(
     name="ircot", label="IRCoT (reasoning interleaved with retrieval)", run=run,
@@ -11,5 +12,5 @@ METHOD = MethodSpec(
     settings=IRCoTSettings, structure="chain",
     prompts=("ircot_reason", "oner_answer", "oner_answer_short", "ircot_read", "ircot_read_short", "ircot_plan",
              "ircot_hop_answer"),
-    record=chain_record,
+    record=chain_record, edits=("edit_step", "drop_passage"), reanswer=reanswer,
 )

@@ -134,26 +134,38 @@ def run_sentences(question: str, ctx: RunContext, tracer: Tracer, cfg: IRCoTSett
     root = tracer.new_id("r")
     # The retrieval event numbers these passages as the prompts will: the retriever already de-duplicates.
     pool = yield from retrieve_step(ctx, tracer, question, k=min(cfg.k, cfg.max_passages), step_id=root)
-    prompt = load_prompt("ircot_reason")
-    sentences: list[str] = []
-    parent, conclusion = root, None
+    yield from continue_sentences(question, ctx, tracer, cfg, pool, [], root, 1)
 
-    for step in range(1, cfg.max_steps + 1):
+
+def continue_sentences(question: str, ctx: RunContext, tracer: Tracer, cfg: IRCoTSettings, pool: list[Document],
+                       sentences: list[str], parent: str, first: int, given: str | None = None
+                       ) -> Iterator[StepEvent]:
+    """The chain from step ``first`` on, after ``sentences`` and the passages ``pool`` they collected, each step
+    the child of the one before (the first of ``parent``); then the answer. ``given``: the first step's sentence,
+    written by a person (``pipeline.resume``: a chain continued from a rewritten step) instead of the model."""
+    prompt = load_prompt("ircot_reason")
+    sentences, conclusion = list(sentences), None
+
+    for step in range(first, cfg.max_steps + 1):
         ctx.check_cancelled()
         hop = tracer.new_id("h")
         yield tracer.event(HopPayload(step=step), f"Step {step}", id=hop, parent_id=parent,
                            status=Status.RUNNING)
-        try:
-            result = _reason(ctx, cfg, prompt, question, pool, sentences, prompt.texts["next_step"])
-        except LLMCallError as exc:  # e.g. the prompt outgrew the context: answer from what was collected
-            message = f"Reasoning stopped at step {step}: {exc}"
-            yield tracer.event(HopPayload(step=step, stop=message), f"Step {step}", id=hop, parent_id=parent,
-                               status=Status.FAILED)
-            yield tracer.event(WarningPayload(message=message), message, parent_id=hop)
-            break
-        sentence = first_sentence(result.text)
+        result, note = None, ""
+        if given is not None:
+            sentence, given, note = given, None, "Written by you."
+        else:
+            try:
+                result = _reason(ctx, cfg, prompt, question, pool, sentences, prompt.texts["next_step"])
+            except LLMCallError as exc:  # e.g. the prompt outgrew the context: answer from what was collected
+                message = f"Reasoning stopped at step {step}: {exc}"
+                yield tracer.event(HopPayload(step=step, stop=message), f"Step {step}", id=hop, parent_id=parent,
+                                   status=Status.FAILED)
+                yield tracer.event(WarningPayload(message=message), message, parent_id=hop)
+                break
+            sentence = first_sentence(result.text)
         query = clean_query(sentence)
-        payload = HopPayload(step=step, sentence=sentence, query=query)
+        payload = HopPayload(step=step, sentence=sentence, query=query, note=note)
         stop_reason = None
         if not sentence:
             stop_reason = "The model wrote no further reasoning."
@@ -166,7 +178,8 @@ def run_sentences(question: str, ctx: RunContext, tracer: Tracer, cfg: IRCoTSett
                 stop_reason = "The reasoning reached an answer."
         if query and stop_reason is None:
             if len(pool) >= cfg.max_passages:
-                payload.note = f"No retrieval: {cfg.max_passages} passages already collected."
+                payload.note = " ".join(filter(None, [note, f"No retrieval: {cfg.max_passages} passages already "
+                                                            "collected."]))
             else:
                 added, payload.duplicates = yield from _new_passages(ctx, cfg, tracer, hop, query, pool)
                 payload.passages = passage_refs(added, start=len(pool) + 1)
@@ -174,7 +187,7 @@ def run_sentences(question: str, ctx: RunContext, tracer: Tracer, cfg: IRCoTSett
         payload.pool_size = len(pool)
         payload.stop = stop_reason or ""
         yield tracer.event(payload, f"Step {step}: {sentence or '(nothing)'}", id=hop, parent_id=parent,
-                           **llm_cost(result))
+                           **(llm_cost(result) if result is not None else {}))
         parent = hop
         if stop_reason:
             break

@@ -89,11 +89,20 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
         return
     yield plan_event(tracer, plan, plan_id, why, cost)
 
-    hops: dict[int, Hop] = {}
-    ids: dict[int, str] = {}
-    pool: list[Document] = []
+    yield from continue_hops(question, ctx, tracer, cfg, plan, plan_id, {}, {}, [])
+
+
+def continue_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", plan: Plan, plan_id: str,
+                  hops: dict[int, Hop], ids: dict[int, str], pool: list[Document]) -> Iterator[StepEvent]:
+    """The hops of ``plan`` after those done (``hops`` and their step ``ids`` by number, the passages ``pool`` they
+    collected), then the comparison and the answer. A run resumed with a hop answered by a person
+    (``pipeline.resume``) continues here with that hop among those done."""
     missing: str | None = None
+    if any(hop.answer is None for hop in hops.values()):
+        missing = f"No passage answers \"{hops[max(hops)].question}\"."
     for i, planned in enumerate(plan.questions, 1):
+        if i in hops or missing is not None:
+            continue
         ctx.check_cancelled()
         refs = refs_of(planned)
         ids[i] = tracer.new_id("q")
@@ -103,7 +112,6 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
         pool += deduplicate(hop.passages, against=pool)
         if hop.answer is None:
             missing = f"No passage answers \"{hop.question}\"."
-            break
 
     comparison, answer, missing = conclusion(question, plan, hops, missing)
     last = ids[max(hops)]

@@ -12,5 +12,5 @@ METHOD = MethodSpec(
             "spread over linked documents, and for questions about a table or a page.",
     settings=KGPSettings, structure="graph",
     prompts=("kgp_next_evidence", "oner_answer", "oner_answer_short"),
-    record=walk_record, scores=walk_scores, reanswer=reanswer,
+    record=walk_record, scores=walk_scores, reanswer=reanswer, edits=("pin_passage", "drop_passage"),
 )

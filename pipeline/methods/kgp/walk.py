@@ -353,15 +353,18 @@ def answer_from(ctx: RunContext, tracer: Tracer, question: str, passages: list[D
 
 
 def reanswer(steering: "Steering", ctx: RunContext, tracer: Tracer, cfg: KGPSettings) -> Iterator[StepEvent]:
-    """KGP after edits: its reader again, from the passages it read less those dropped, linked to the visits that
-    found them; no walk, no seed retrieval."""
+    """KGP after edits: its reader again, from the passages it read less those dropped and with those pinned
+    first, linked to the visits that found them; no walk, no seed retrieval."""
+    from pipeline.resume import pinned_passages
+
     steps = {v.passage.id: step for step, v in steering.state.steps_of(VisitPayload)
              if v.passage is not None and v.passage.id}
     extras = steering.answer.payload.extras
     collected = ([p.document() for p in extras.collected if not steering.is_dropped(p)]
                  if isinstance(extras, WalkExtras) else None)
-    yield from answer_from(ctx, tracer, steering.question, steering.kept_passages(), steering.answer.parent_id,
-                           steps, collected)
+    pinned = [p.document() for p in pinned_passages(steering.state)]
+    yield from answer_from(ctx, tracer, steering.question, pinned + steering.kept_passages(),
+                           steering.answer.parent_id, steps, collected)
 
 
 def walk_scores(item, state) -> dict[str, float]:

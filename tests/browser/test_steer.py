@@ -1,0 +1,159 @@
+"""Steering an answer in a real headless Chromium (issue 35): a reading of a tree left out and the answer rewritten
+without it, the picture and the step list showing the edit, the rewritten run's trace replayed with the edit, a
+passage dropped, and a "Did you mean?" reading asked alone."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from tests.browser.test_app import AQ, Q23, Q24, ask, last_answer, open_app, wait_done
+from tests.fakes import ScriptedLLM, TreeScript
+
+Q19 = "Who won the 1919 Tour de France?"
+
+
+class EchoTree(TreeScript):
+    """The browser tests' tree, whose long answer writes each reading of its prompt as a sentence: the answer
+    holds exactly the readings it was given."""
+
+    def reply(self, messages, options):
+        prompt = messages[-1]["content"]
+        if "Interpretations:\n" in prompt:
+            block = prompt.split("Interpretations:\n", 1)[1].split("\nAnswer every", 1)[0]
+            return " ".join(f"{line[2:]} [1]." for line in block.splitlines() if line.startswith("- "))
+        return super().reply(messages, options)
+
+
+def tree_script() -> EchoTree:
+    return EchoTree({AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard"), (Q19, "Firmin Lambot")]},
+                    p_true={"Firmin Lambot": 0.0})
+
+
+def tick(page, text: str) -> None:
+    """Tick the change whose label holds ``text`` in the "Change the answer" list."""
+    page.locator("#steer label", has_text=text).first.click()
+
+
+def test_leaving_out_a_reading_rewrites_the_answer_and_the_trace_replays_the_edit(page, serve, tmp_path):
+    open_app(page, serve(tree_script().llm))
+    expect(page.locator("#steer-panel")).to_be_hidden()
+    ask(page, AQ, method="Tree of Clarifications")
+    wait_done(page)
+    answer = last_answer(page)
+    expect(answer).to_contain_text("Jonas Vingegaard")
+    expect(page.locator("#steer-panel")).to_be_visible()
+    # The kept readings may be left out, the pruned one put back, and each passage of the answer dropped.
+    expect(page.locator("#steer label", has_text="Leave out reading")).to_have_count(2)
+    expect(page.locator("#steer label", has_text="Put back reading")).to_have_count(1)
+    expect(page.locator("#steer label", has_text="Drop passage [1]")).to_have_count(1)
+
+    tick(page, "Jonas Vingegaard")
+    page.click("#rewrite")
+    rewritten = last_answer(page)
+    expect(rewritten).to_contain_text("Tadej Pogacar", timeout=30_000)
+    expect(page.locator("#reasoning .kind-edit")).to_have_count(1)
+    wait_done(page)
+    expect(rewritten).not_to_contain_text("Vingegaard")
+    # The person's line that asked for it, the first answer still above it.
+    expect(page.locator("#chat .message-row.user-row").last).to_contain_text("Leave out reading")
+    expect(page.locator("#chat .message-row.bot-row").first).to_contain_text("Jonas Vingegaard")
+    # The step list and the picture show the reading pruned by the person.
+    expect(page.locator("#reasoning .state-pruned", has_text="Jonas Vingegaard")).to_contain_text("pruned by you")
+    expect(page.locator("#reasoning .kind-edit")).to_contain_text("Jonas Vingegaard")
+    expect(page.locator("#picture .rp")).to_contain_text("You pruned")
+    # The reading left out is now offered back.
+    expect(page.locator("#steer label", has_text="Put back reading")).to_have_count(2)
+
+    with page.expect_download() as download:
+        page.locator("#trace-files tr:has-text('.jsonl') a").first.click()
+    trace = tmp_path / "steered.jsonl"
+    download.value.save_as(trace)
+    page.click("#new-conversation")
+    expect(page.locator("#steer-panel")).to_be_hidden()
+    with page.expect_file_chooser() as chooser:
+        page.click("#replay")
+    chooser.value.set_files(str(trace))
+    page.wait_for_selector("#reasoning:has-text('Replayed from a trace file')")
+    expect(page.locator("#reasoning .kind-edit")).to_contain_text("Jonas Vingegaard")
+    expect(last_answer(page)).not_to_contain_text("Vingegaard")
+    expect(page.locator("#steer-panel")).to_be_visible()  # a replayed answer may be steered too
+
+
+def test_a_dropped_passage_and_a_did_you_mean_reading(page, serve):
+    open_app(page, serve(tree_script().llm))
+    ask(page, AQ, method="Tree of Clarifications")
+    wait_done(page)
+    readings = page.locator("#did-you-mean")
+    expect(readings).to_contain_text(Q24)
+    expect(readings).to_contain_text(Q23)
+    expect(readings).not_to_contain_text(Q19)  # pruned by the verifier: not offered
+
+    tick(page, "Drop passage [1]")
+    page.click("#rewrite")
+    expect(page.locator("#reasoning .kind-edit")).to_contain_text("[1]", timeout=30_000)
+    wait_done(page)
+
+    page.locator("#did-you-mean", has_text=Q24).get_by_text(Q24).click()
+    expect(page.locator("#chat .message-row.user-row").last).to_contain_text(Q24, timeout=30_000)
+    wait_done(page)
+    expect(page.locator("#reasoning .rv-head")).to_contain_text("OneR")
+    expect(page.locator("#did-you-mean")).to_be_hidden()  # OneR's answer has no readings to offer
+
+
+def test_a_readings_shortcut_in_the_step_list_ticks_its_change(page, serve):
+    open_app(page, serve(tree_script().llm))
+    ask(page, AQ, method="Tree of Clarifications")
+    wait_done(page)
+    kept = page.locator("#reasoning li.kind-node.state-kept", has_text="Jonas Vingegaard")
+    shortcut = kept.locator(".rv-steer").first
+    expect(shortcut).to_have_text("Leave out")
+    expect(shortcut).to_have_attribute("title", "Tick this reading to be left out of the answer, then press "
+                                                "Rewrite the answer: only the answer is written again.")
+    shortcut.focus()
+    page.keyboard.press("Enter")  # keyboard-reachable
+    expect(page.locator("#steer label", has_text="Jonas Vingegaard").locator("input")).to_be_checked()
+    expect(page.locator("#rewrite")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#reasoning .kind-edit")).to_contain_text("Jonas Vingegaard", timeout=30_000)
+    wait_done(page)
+    expect(last_answer(page)).not_to_contain_text("Vingegaard")
+    expect(page.locator("#reasoning li.kind-node.state-pruned", has_text="Jonas Vingegaard")
+           .locator(".rv-steer")).to_have_text("Put back")
+
+
+def chain_script() -> ScriptedLLM:
+    """An IRCoT sentence chain that concludes from whatever its first step claims: each reasoning call writes the next
+    sentence for the reasoning it was shown; the reader (IRCoT's direct reader reads the passages, not the chain)
+    answers Pogacar."""
+    def reply(messages, options):
+        prompt = messages[-1]["content"]
+        if messages[0]["content"].startswith("You answer questions that need facts"):
+            if "Vingegaard won twice" in prompt:
+                return "So the answer is: Jonas Vingegaard."
+            if "Pogacar won twice" in prompt:
+                return "So the answer is: Tadej Pogacar."
+            return "Pogacar won twice in a row."
+        return "Tadej Pogacar [1]."
+    return ScriptedLLM(reply)
+
+
+def test_a_rewritten_chain_step_continues_the_chain_from_it(page, serve):
+    question = "Which rider won the Tour de France twice in a row?"
+    open_app(page, serve(chain_script()))
+    ask(page, question, method="IRCoT")
+    wait_done(page)
+    expect(last_answer(page)).to_contain_text("Tadej Pogacar")
+    expect(page.locator("#step-panel")).to_be_visible()
+    page.click("#step-choice input")
+    page.click("ul[role=listbox] li:has-text('Step 1: Pogacar won twice in a row.')")
+    page.fill("#step-text textarea", "Vingegaard won twice in a row, in 2022 and 2023.")
+    page.click("#continue-chain")
+    expect(page.locator("#reasoning .kind-edit")).to_contain_text("You rewrote a step", timeout=30_000)
+    wait_done(page)
+    expect(page.locator("#chat .message-row.bot-row")).to_have_count(2)  # the answer written again
+    expect(page.locator("#chat .message-row.user-row").last).to_contain_text("Continue the chain from step")
+    # The new chain hangs under the edit: the person's step, then the model's conclusion from it.
+    edit = page.locator("#reasoning li.kind-edit")
+    expect(edit).to_contain_text("Written by you")
+    expect(edit).to_contain_text("So the answer is: Jonas Vingegaard.")
+    expect(page.locator("#picture .rp")).to_contain_text("You rewrote a step")

@@ -1,0 +1,125 @@
+"""Steering a finished answer in the browser (issue #35): what a person may change in the run just shown, the
+"Did you mean?" readings, and the resumed run that rewrites the answer from the change.
+
+The choices are the command-line edits of ``pipeline.edits`` (``prune:n4``, ``restore:n7``, ``drop:3``), offered
+for the run the session last showed (``Session.last``, kept on the server: the browser sends only which choices
+it ticked, never a trace). ``RunService.resume`` checks them against that run again, so a stale or forged choice
+is refused with its one-line reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.edits import EditError, EditStep, parse_edit
+from pipeline.fold import RunState
+from pipeline.methods import METHODS
+from pipeline.payloads import HopPayload, NodePayload, SubQuestionPayload, VisitPayload
+from pipeline.resume import passage_key
+from pipeline.service import RunService, trace_collections
+from pipeline.settings import Settings
+
+MAX_SHOWN = 80  # characters of a reading or a passage's label in a choice
+
+
+def _short(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 1] + "…"
+
+
+def edit_choices(state: RunState | None) -> list[tuple[str, str]]:
+    """(label, edit) for each change a person may make to the finished run ``state``: prune a kept reading,
+    restore a pruned one (ToC), drop a passage of the answer (every method that read passages), pin a passage the
+    walk visited but the reader did not read (KGP). Empty when the run has no answer."""
+    answer = state.final_answer if state is not None else None
+    if answer is None or answer.method not in METHODS:
+        return []
+    allowed = METHODS[answer.method].edits
+    choices = []
+    for step_id, node in state.steps_of(NodePayload):
+        reading = _short(f"{node.question} → {node.answer}" if node.answer else node.question)
+        if node.state in ("kept", "restored") and "prune" in allowed:
+            choices.append((f"Leave out reading {step_id}: {reading}", f"prune:{step_id}"))
+        elif node.state == "pruned" and "restore" in allowed:
+            choices.append((f"Put back reading {step_id}: {reading}", f"restore:{step_id}"))
+    if "drop_passage" in allowed:
+        for number, passage in enumerate(answer.payload.passages, 1):
+            number = passage.number or number
+            choices.append((f"Drop passage [{number}]: {_short(passage.label())}", f"drop:{number}"))
+    if "pin_passage" in allowed:
+        read = {passage_key(p) for p in answer.payload.passages}
+        for step_id, visit in state.steps_of(VisitPayload):
+            if visit.passage is not None and passage_key(visit.passage) not in read:
+                read.add(passage_key(visit.passage))
+                choices.append((f"Read visited passage {step_id} too: {_short(visit.passage.label())}",
+                                f"pin:{step_id}"))
+    return choices
+
+
+def step_choices(state: RunState | None) -> list[tuple[str, str]]:
+    """(label, step id) for each step of a finished run's chain a person may rewrite and continue from (IRCoT):
+    its reasoning sentences and its hops, in the order they ran."""
+    answer = state.final_answer if state is not None else None
+    if answer is None or answer.method not in METHODS or "edit_step" not in METHODS[answer.method].edits:
+        return []
+    steps = []
+    for event in state.events:
+        payload = event.payload
+        if state.steps.get(event.id) is not event:  # an earlier event of a step: its last one is shown
+            continue
+        if isinstance(payload, HopPayload) and payload.sentence:
+            steps.append((f"Step {payload.step}: {_short(payload.sentence)}", event.id))
+        elif isinstance(payload, SubQuestionPayload) and payload.found is not None:
+            said = payload.answer if payload.found else "not found"
+            steps.append((f"Hop {payload.step}: {_short(f'{payload.question} → {said}')}", event.id))
+    return steps
+
+
+def step_edit(step: str | None, text: str | None) -> list[str]:
+    """The ticked-choice form (``parse_edit``'s) of a step rewritten with ``text`` (empty: a sentence deleted)."""
+    if not step:
+        raise EditError("Choose the step to rewrite first.")
+    return [f"step:{step}={' '.join((text or '').split())}"]
+
+
+def readings_to_ask(state: RunState | None) -> list[str]:
+    """The kept readings' clarified questions of a finished ToC run, in tree order and without repeats: the
+    "Did you mean?" offers under its answer."""
+    if state is None or state.final_answer is None:
+        return []
+    seen: list[str] = []
+    for _, node in state.steps_of(NodePayload):
+        if node.state in ("kept", "restored") and node.question not in seen:
+            seen.append(node.question)
+    return seen
+
+
+def parse_choices(chosen: list[str] | None) -> list:
+    """The edits behind the ticked choices; ``EditError`` when none is ticked or one cannot be read (a forged
+    request: the page offers only readable ones)."""
+    if not chosen:
+        raise EditError("Tick at least one change first: a reading to leave out or put back, or a passage to drop.")
+    return [parse_edit(str(choice)) for choice in chosen]
+
+
+def resume_last(service: RunService, last: RunState, chosen: list[str] | None, settings: Settings,
+                model: str | None, cancel, trace_dir: Path, may_read=lambda name: None):
+    """The run ``last`` resumed with the ticked edits (``RunService.resume``; ``EditError`` at once when an edit
+    does not fit it). A rewritten step makes the chain retrieve again, from the collections the run read:
+    ``may_read(name)`` raises for one the person may no longer read."""
+    edits = parse_choices(chosen)
+    if any(isinstance(edit, EditStep) for edit in edits):
+        for name in trace_collections(last):
+            may_read(name)
+    return service.resume(last, edits, settings=settings, model=model, cancel=cancel, trace_dir=trace_dir)
+
+
+def describe(chosen: list[str] | None, choices: list[tuple[str, str]]) -> str:
+    """What the person asked for, as the chat's line for it: the ticked choices' labels."""
+    labels = {value: label for label, value in choices}
+    steps = [parse_edit(c) for c in chosen or [] if str(c).startswith("step:")]
+    if steps:
+        step = steps[0]
+        said = f'"{step.text}"' if step.text else "deleted"
+        return f"Continue the chain from step {step.step}, rewritten: {said}"
+    return "Rewrite the answer: " + "; ".join(labels.get(c, str(c)) for c in chosen or [])
