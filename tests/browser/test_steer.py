@@ -36,12 +36,12 @@ def tick(page, text: str) -> None:
 
 def test_leaving_out_a_reading_rewrites_the_answer_and_the_trace_replays_the_edit(page, serve, tmp_path):
     open_app(page, serve(tree_script().llm))
-    expect(page.locator("#steer-panel")).to_be_hidden()
+    expect(page.locator("#rewrite")).to_be_hidden()
     ask(page, AQ, method="Tree of Clarifications")
     wait_done(page)
     answer = last_answer(page)
     expect(answer).to_contain_text("Jonas Vingegaard")
-    expect(page.locator("#steer-panel")).to_be_visible()
+    expect(page.locator("#rewrite")).to_be_visible()
     # The kept readings may be left out, the pruned one put back, and each passage of the answer dropped.
     expect(page.locator("#steer label", has_text="Leave out reading")).to_have_count(2)
     expect(page.locator("#steer label", has_text="Put back reading")).to_have_count(1)
@@ -69,14 +69,14 @@ def test_leaving_out_a_reading_rewrites_the_answer_and_the_trace_replays_the_edi
     trace = tmp_path / "steered.jsonl"
     download.value.save_as(trace)
     page.click("#new-conversation")
-    expect(page.locator("#steer-panel")).to_be_hidden()
+    expect(page.locator("#rewrite")).to_be_hidden()
     with page.expect_file_chooser() as chooser:
         page.click("#replay")
     chooser.value.set_files(str(trace))
     page.wait_for_selector("#reasoning:has-text('Replayed from a trace file')")
     expect(page.locator("#reasoning .kind-edit")).to_contain_text("Jonas Vingegaard")
     expect(last_answer(page)).not_to_contain_text("Vingegaard")
-    expect(page.locator("#steer-panel")).to_be_visible()  # a replayed answer may be steered too
+    expect(page.locator("#rewrite")).to_be_visible()  # a replayed answer may be steered too
 
 
 def test_a_dropped_passage_and_a_did_you_mean_reading(page, serve):
@@ -143,7 +143,7 @@ def test_a_rewritten_chain_step_continues_the_chain_from_it(page, serve):
     ask(page, question, method="IRCoT")
     wait_done(page)
     expect(last_answer(page)).to_contain_text("Tadej Pogacar")
-    expect(page.locator("#step-panel")).to_be_visible()
+    expect(page.locator("#continue-chain")).to_be_visible()
     page.click("#step-choice input")
     page.click("ul[role=listbox] li:has-text('Step 1: Pogacar won twice in a row.')")
     page.fill("#step-text textarea", "Vingegaard won twice in a row, in 2022 and 2023.")
@@ -152,8 +152,9 @@ def test_a_rewritten_chain_step_continues_the_chain_from_it(page, serve):
     wait_done(page)
     expect(page.locator("#chat .message-row.bot-row")).to_have_count(2)  # the answer written again
     expect(page.locator("#chat .message-row.user-row").last).to_contain_text("Continue the chain from step")
-    # The new chain hangs under the edit: the person's step, then the model's conclusion from it.
-    edit = page.locator("#reasoning li.kind-edit")
-    expect(edit).to_contain_text("Written by you")
-    expect(edit).to_contain_text("So the answer is: Jonas Vingegaard.")
+    # The new chain goes on from the edit: the person's step, then the model's conclusion from it.
+    expect(page.locator("#reasoning li.kind-hop", has_text="Written by you")).to_contain_text(
+        "Vingegaard won twice in a row")
+    expect(page.locator("#reasoning li.kind-hop", has_text="So the answer is: Jonas Vingegaard.")).to_have_count(1)
+    expect(page.locator("#reasoning li.kind-hop", has_text="So the answer is: Tadej Pogacar.")).to_have_count(1)
     expect(page.locator("#picture .rp")).to_contain_text("You rewrote a step")
