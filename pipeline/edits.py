@@ -8,6 +8,8 @@
   left out, and the answer is written again without it (every method that read passages).
 - ``pin_passage``: a passage a walk visited (KGP), by its visit's step id, is put into the reader's set, and the
   answer is read again with it.
+- ``add_fact``: a sentence of a page window a browsing agent showed (the web agent), by the step that showed it
+  and the sentence's number there, is added to its quoted facts, and the answer is written again with it.
 - ``edit_step``: a step of a chain (IRCoT), by its step id, is rewritten and the chain continues from it: a
   reasoning sentence gets the person's text (empty: the sentence is deleted), a hop gets the person's answer; the
   steps before it are kept, those after it redone.
@@ -121,7 +123,15 @@ class PinPassage(_Edit):
 
 
 
-Edit = Annotated[Union[Prune, Restore, EditReading, DropPassage, EditStep, PinPassage],
+class AddFact(_Edit):
+    """Add sentence ``sentence`` of the page window the browsing step ``step`` showed (the web agent) to its facts."""
+
+    action: Literal["add_fact"] = "add_fact"
+    step: str
+    sentence: int = Field(ge=1)
+
+
+Edit = Annotated[Union[Prune, Restore, EditReading, DropPassage, EditStep, PinPassage, AddFact],
                  Field(discriminator="action")]
 
 _EDITS = TypeAdapter(list[Edit])
@@ -129,9 +139,10 @@ _EDITS = TypeAdapter(list[Edit])
 # The short forms of the command line: ACTION:TARGET[:FIELD=TEXT].
 _ALIASES = {"prune": "prune", "restore": "restore", "edit": "edit_reading", "edit_reading": "edit_reading",
             "drop": "drop_passage", "drop_passage": "drop_passage", "step": "edit_step", "edit_step": "edit_step",
-            "pin": "pin_passage", "pin_passage": "pin_passage"}
+            "pin": "pin_passage", "pin_passage": "pin_passage", "fact": "add_fact", "add_fact": "add_fact"}
 USAGE = ("prune:STEP, restore:STEP, edit:STEP:answer=TEXT, edit:STEP:question=TEXT, drop:N or drop:PASSAGE_ID, "
-         "step:STEP=TEXT (a chain's step rewritten, empty TEXT deletes a sentence), pin:VISIT (a visited passage read)")
+         "step:STEP=TEXT (a chain's step rewritten, empty TEXT deletes a sentence), pin:VISIT (a visited passage read), "
+         "fact:STEP:N (sentence N of the page a browsing step showed, added as a fact)")
 
 
 def parse_edit(text: str) -> Edit:
@@ -148,6 +159,11 @@ def parse_edit(text: str) -> Edit:
             return DropPassage(passage=rest)
         if name == "pin_passage":
             return PinPassage(step=rest)
+        if name == "add_fact":
+            step, _, number = rest.rpartition(":")
+            if not step or not number.strip().isdigit():
+                raise EditError(f"cannot read the edit '{text}': a fact to add is fact:STEP:N (sentence N)")
+            return AddFact(step=step, sentence=int(number))
         if name == "edit_step":
             step, equals, value = rest.partition("=")
             if not equals:
@@ -203,6 +219,6 @@ def _reason(exc: ValidationError) -> str:
     return f"{where}: {message}" if where else message
 
 
-__all__ = ["DropPassage", "Edit", "EditError", "EditReading", "EditStep", "PinPassage", "Prune", "Restore", "USAGE",
+__all__ = ["AddFact", "DropPassage", "Edit", "EditError", "EditReading", "EditStep", "PinPassage", "Prune", "Restore", "USAGE",
            "edits_json",
            "parse_edit", "read_edits", "read_edits_file"]

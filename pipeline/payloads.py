@@ -438,10 +438,11 @@ class EditPayload(_Strict):
     (its ``number`` in that answer, the ``passage`` itself, ``target`` its id), or a step of a chain rewritten
     (``target`` its step id, ``reading`` how it read before, ``answer`` the person's text: a reasoning sentence, ""
     when deleted, or a hop's answer), or a passage a walk visited pinned into the reader's set (``target`` its
-    visit's step id, ``passage`` the passage)."""
+    visit's step id, ``passage`` the passage), or a sentence of a page a browsing agent showed added as a fact
+    (``target`` the step that showed it, ``number`` its number in that window, ``passage`` the fact)."""
 
     kind: Literal["edit"] = "edit"
-    action: Literal["prune", "restore", "edit_reading", "drop_passage", "edit_step", "pin_passage"]
+    action: Literal["prune", "restore", "edit_reading", "drop_passage", "edit_step", "pin_passage", "add_fact"]
     target: str = ""
     reading: str = ""
     question: str | None = None

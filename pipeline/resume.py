@@ -26,14 +26,14 @@ from typing import Iterable, Iterator, Sequence
 from langchain_core.documents import Document
 
 from pipeline.context import RunContext
-from pipeline.edits import DropPassage, Edit, EditError, EditReading, EditStep, PinPassage, Prune, Restore
+from pipeline.edits import AddFact, DropPassage, Edit, EditError, EditReading, EditStep, PinPassage, Prune, Restore
 from pipeline.events import StepEvent, Tracer
 from pipeline.fold import RunState
 from pipeline.methods import METHODS
 from pipeline.methods.base import MethodSpec, guarded
 from pipeline.methods.oner import answer_from
-from pipeline.payloads import (AnswerPayload, EditPayload, HopPayload, NodePayload, PassageRef, SubQuestionPayload,
-                               TokenPayload, VisitPayload)
+from pipeline.payloads import (ActionPayload, AnswerPayload, EditPayload, HopPayload, NodePayload, PassageRef,
+                               SubQuestionPayload, TokenPayload, VisitPayload)
 from pipeline.steps.edit import summary
 
 AFTER_EDITS = " (after your edits)"  # added to the title of an answer written again
@@ -145,6 +145,14 @@ class Resumption:
                 touched.add(passage_key(ref))
                 changes.append(_Change(EditPayload(action="pin_passage", target=edit.step, passage=ref), edit.step))
                 continue
+            if isinstance(edit, AddFact):
+                ref = self._sentence(edit, passages)
+                if passage_key(ref) in touched:
+                    raise EditError(f"Sentence {edit.sentence} of step {edit.step} is added twice.")
+                touched.add(passage_key(ref))
+                changes.append(_Change(EditPayload(action="add_fact", target=edit.step, number=edit.sentence,
+                                                   passage=ref), edit.step))
+                continue
             if isinstance(edit, DropPassage):
                 ref = self._passage(edit, passages)
                 if passage_key(ref) in touched:
@@ -191,6 +199,24 @@ class Resumption:
             raise EditError(f"The passage of visit {edit.step} is read already: it is [{_number(visit.passage, passages)}]"
                             " of the answer.")
         return visit.passage
+
+    def _sentence(self, edit: AddFact, passages: list[PassageRef]) -> PassageRef:
+        """Sentence ``edit.sentence`` of the page window step ``edit.step`` showed, as a fact with its page."""
+        step = self.original.steps.get(edit.step)
+        action = step.payload if step is not None else None
+        if not isinstance(action, ActionPayload) or not action.sentences or action.page is None:
+            raise EditError(f"Step {edit.step} showed no page: give a step that loaded or scrolled a page.")
+        sentence = next((s for s in action.sentences if s.number == edit.sentence), None)
+        if sentence is None:
+            numbers = [s.number for s in action.sentences]
+            raise EditError(f"Step {edit.step} showed sentences {numbers[0]} to {numbers[-1]}, not "
+                            f"{edit.sentence}.")
+        page = action.page
+        fact = PassageRef(text=sentence.text, title=page.title, url=page.url, source=page.source,
+                          collection=page.collection, page=page.page)
+        if any(" ".join(p.text.split()) == " ".join(fact.text.split()) for p in passages):
+            raise EditError(f"Sentence {edit.sentence} of step {edit.step} is a fact of the answer already.")
+        return fact
 
     def _step_change(self, edit: EditStep) -> _Change:
         """A chain's step rewritten: a reasoning sentence (deleted when the text is empty) or a hop's answer.
@@ -283,14 +309,17 @@ def read_again(steering: Steering, ctx: RunContext, tracer: Tracer, settings) ->
         if getattr(extras, "reader", None):
             update["reader"] = "direct"
         extras = extras.model_copy(update=update)
-    yield from answer_from(steering.question, steering.kept_passages(), ctx, tracer,
+    added = [p.document() for p in pinned_passages(steering.state, "add_fact")]
+    yield from answer_from(steering.question, steering.kept_passages() + added, ctx, tracer,
                            parent_id=steering.answer.parent_id, extras=extras)
 
 
-def pinned_passages(state: RunState) -> list[PassageRef]:
-    """The passages a person pinned into a walk's reader, by this resumption's edits and earlier ones, in order."""
+def pinned_passages(state: RunState, action: str = "pin_passage") -> list[PassageRef]:
+    """The passages a person put into the reader's set, by this resumption's edits and earlier ones, in order:
+    visits pinned into a walk's reader (``pin_passage``), or sentences added to a browsing agent's facts
+    (``add_fact``)."""
     pins = {passage_key(p.passage): p.passage for p in state.payloads(EditPayload)
-            if p.action == "pin_passage" and p.passage is not None}
+            if p.action == action and p.passage is not None}
     return [p for key, p in pins.items() if key not in dropped_passages(state)]
 
 
@@ -314,6 +343,8 @@ def targets(state: RunState) -> list[str]:
               for step_id, hop in state.steps_of(SubQuestionPayload)]
     lines += [f"{step_id}  visited  {visit.passage.label()}" for step_id, visit in state.steps_of(VisitPayload)
               if visit.passage is not None]
+    lines += [f"{step_id}:{s.number}  sentence  {s.text[:100]}" for step_id, action in state.steps_of(ActionPayload)
+              if action.page is not None for s in action.sentences if not s.quoted]
     answer = state.final_answer
     if answer is not None:
         lines += [f"[{p.number}]  {p.id or '(no id)'}  {p.label()}" for p in answer.payload.passages]

@@ -18,7 +18,7 @@ from pipeline.context import RunContext
 from pipeline.edits import DropPassage, EditError, EditReading, Prune, Restore, parse_edit
 from pipeline.events import EventKind, Status, Tracer, read_jsonl
 from pipeline.fold import RunState
-from pipeline.payloads import (AnswerPayload, ChainExtras, EditPayload, NodePayload, PassageRef, RoutePayload,
+from pipeline.payloads import (ActionPayload, AnswerPayload, ChainExtras, EditPayload, NodePayload, PassageRef, RoutePayload,
                                VisitPayload, WalkExtras, WalkPayload, passage_refs)
 from pipeline.picture import draw
 from pipeline.prompting import answer_prompt
@@ -481,5 +481,32 @@ def test_a_visited_passage_pinned_is_read_first_and_the_browser_offers_it():
     pin = next(e for e in events if e.kind == EventKind.EDIT and e.payload.action == "pin_passage")
     assert pin.title == "You pinned: Title 4" and pin.parent_id == "v4"
     for bad, message in (("pin:v2", r"is read already: it is \[2\]"), ("pin:w1", "There is no visited passage .w1.")):
+        with pytest.raises(EditError, match=message):
+            Resumption(state, [parse_edit(bad)])
+
+
+def test_a_sentence_the_web_agent_read_is_added_as_a_fact_and_the_answer_written_again():
+    """The web agent: a sentence of a page window it showed but did not quote becomes a fact (checked against
+    what the step showed), the answer is written again from the facts and it; the browser offers it."""
+    from tests.test_webagent import FINISH, Agent, load, quote, run, search
+    from ui.steer import edit_choices
+
+    agent = Agent([search("halley comet"), load(1), quote(1), FINISH], answer="It is a comet [1].")
+    _, state = run(agent)
+    shown = next(i for i, a in state.steps_of(ActionPayload) if a.action == "load")
+    offered = dict((value, label) for label, value in edit_choices(state))
+    assert f"fact:{shown}:2" in offered and "visible from Earth" in offered[f"fact:{shown}:2"]
+    assert f"fact:{shown}:1" not in offered  # quoted already
+    resumed, events, llm = _resume(state, [parse_edit(f"fact:{shown}:2")], state_settings(), None,
+                                   script=lambda messages, options: "It returns every 75 to 79 years [2].")
+    prompt = llm.calls[0][0][-1]["content"]
+    assert "[2] Halley's Comet: It is visible from Earth every 75 to 79 years." in prompt
+    answer = resumed.state.answer
+    assert [p.text for p in answer.passages][1] == "It is visible from Earth every 75 to 79 years."
+    added = next(e for e in events if e.kind == EventKind.EDIT)
+    assert added.title == "You added a fact: It is visible from Earth every 75 to 79 years."
+    assert added.parent_id == shown
+    for bad, message in ((f"fact:{shown}:1", "is a fact of the answer already"),
+                         (f"fact:{shown}:99", "not 99"), ("fact:nope:1", "showed no page")):
         with pytest.raises(EditError, match=message):
             Resumption(state, [parse_edit(bad)])

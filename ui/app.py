@@ -333,9 +333,9 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
                     # Under the answer: what a person may change in it (ui.steer), and ToC's readings to ask alone.
                     with gr.Group(visible=False, elem_id="steer-panel") as steer_panel:
                         steer = gr.CheckboxGroup([], label="Change the answer",
-                                                 info="Tick readings to leave out or put back, or passages to "
-                                                      "drop, then Rewrite: only the answer is written again, "
-                                                      "from what is left.", elem_id="steer")
+                                                 info="Tick readings to leave out or put back, passages to "
+                                                      "drop, or passages and sentences to add, then Rewrite: "
+                                                      "only the answer is written again.", elem_id="steer")
                         rewrite_button = gr.Button("Rewrite the answer", elem_id="rewrite")
                     with gr.Group(visible=False, elem_id="step-panel") as step_panel:
                         step_choice = gr.Dropdown([], label="Rewrite a step of the chain",

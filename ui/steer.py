@@ -14,12 +14,13 @@ from pathlib import Path
 from pipeline.edits import EditError, EditStep, parse_edit
 from pipeline.fold import RunState
 from pipeline.methods import METHODS
-from pipeline.payloads import HopPayload, NodePayload, SubQuestionPayload, VisitPayload
+from pipeline.payloads import ActionPayload, HopPayload, NodePayload, SubQuestionPayload, VisitPayload
 from pipeline.resume import passage_key
 from pipeline.service import RunService, trace_collections
 from pipeline.settings import Settings
 
 MAX_SHOWN = 80  # characters of a reading or a passage's label in a choice
+MAX_SENTENCES = 24  # sentences of the pages a browsing agent read offered as facts: the latest shown
 
 
 def _short(text: str) -> str:
@@ -30,7 +31,8 @@ def _short(text: str) -> str:
 def edit_choices(state: RunState | None) -> list[tuple[str, str]]:
     """(label, edit) for each change a person may make to the finished run ``state``: prune a kept reading,
     restore a pruned one (ToC), drop a passage of the answer (every method that read passages), pin a passage the
-    walk visited but the reader did not read (KGP). Empty when the run has no answer."""
+    walk visited but the reader did not read (KGP), add a sentence of a page the agent read as a fact (the web
+    agent; the latest ``MAX_SENTENCES``). Empty when the run has no answer."""
     answer = state.final_answer if state is not None else None
     if answer is None or answer.method not in METHODS:
         return []
@@ -53,6 +55,12 @@ def edit_choices(state: RunState | None) -> list[tuple[str, str]]:
                 read.add(passage_key(visit.passage))
                 choices.append((f"Read visited passage {step_id} too: {_short(visit.passage.label())}",
                                 f"pin:{step_id}"))
+    if "add_fact" in allowed:
+        facts = {" ".join(p.text.split()) for p in answer.payload.passages}
+        sentences = [(step_id, s) for step_id, action in state.steps_of(ActionPayload) if action.page is not None
+                     for s in action.sentences if not s.quoted and " ".join(s.text.split()) not in facts]
+        choices += [(f"Add as a fact ({step_id}, sentence {s.number}): {_short(s.text)}",
+                     f"fact:{step_id}:{s.number}") for step_id, s in sentences[-MAX_SENTENCES:]]
     return choices
 
 

@@ -34,6 +34,8 @@ def summary(p: EditPayload) -> str:
         return f"You rewrote a step: {one_line(p.answer)}" if p.answer else f"You deleted a step: {one_line(p.reading)}"
     if p.action == "pin_passage":
         return f"You pinned: {one_line(p.passage.label()) if p.passage is not None else p.target}"
+    if p.action == "add_fact":
+        return f"You added a fact: {one_line(p.passage.text)[:160] if p.passage is not None else p.target}"
     where = f"[{p.number}]" if p.number is not None else ""
     label = one_line(p.passage.label()) if p.passage is not None else p.target
     return f"You dropped passage {where}: {label}" if where else f"You dropped a passage: {label}"
@@ -45,6 +47,8 @@ def _title(step: "StepEvent") -> str:
 
 def _lines(step: "StepEvent", state: "RunState") -> list[str]:
     p: EditPayload = step.payload
+    if p.action == "add_fact":
+        return [f"sentence {p.number} of the page shown at step {p.target}"]
     if p.action == "pin_passage":
         return [f"visit: step {p.target}"] + ([f"text: {one_line(p.passage.text)[:300]}"] if p.passage else [])
     if p.action == "drop_passage":
@@ -61,6 +65,9 @@ def _card(step: "StepEvent", state: "RunState") -> str:
     if p.action == "drop_passage":
         ident = f'<div class="rv-muted">passage id: {esc(p.target)}</div>' if p.target else ""
         return ident + (passages_html([p.passage], "passage", "dropped") if p.passage is not None else "")
+    if p.action == "add_fact":
+        return (f'<div class="rv-muted">sentence {p.number} of the page shown at step {esc(p.target)}</div>'
+                + (passages_html([p.passage], "passage", "added") if p.passage is not None else ""))
     if p.action == "pin_passage":
         return (f'<div class="rv-muted">visit: step {esc(p.target)}</div>'
                 + (passages_html([p.passage], "passage", "pinned") if p.passage is not None else ""))

@@ -34,5 +34,5 @@ METHOD = MethodSpec(
     settings=WebAgentSettings, structure="timeline",
     prompts=("webagent_act", "webagent_queries", "webagent_extract", "oner_answer", "oner_answer_short",
              "ircot_plan", "webagent_hop_quote", "ircot_read", "ircot_read_short"),
-    record=actions_record, scores=browsing_scores,
+    record=actions_record, scores=browsing_scores, edits=("drop_passage", "add_fact"),
 )
