@@ -187,9 +187,14 @@ NO_COLLECTION = {"stop": "sets the caller's own Stop switch", "new_conversation"
                  "replay": "reads a trace file the caller uploads", "show_compared": "shows or hides a list",
                  "closed": "frees the closed page's own place in the waiting line",
                  "admit": "tells the caller why their own question was refused",
-                 "stop_ingest_clicked": "stops the caller's own ingest, keyed by their browser session"}
+                 "stop_ingest_clicked": "stops the caller's own ingest, keyed by their browser session",
+                 "steer_offers": "lists the changes to the caller's own last answer (kept in their session)",
+                 "ask_reading": "fills the question box from the caller's own offers, by place"}
+# steer_submit and step_submit are checked as submit is; rewrite resumes the caller's own last run, and a chain
+# continued from a rewritten step retrieves only from collections the caller may read (ui.steer.resume_last).
 CHECKED = {"on_load", "example", "submit", "answer", "show_files", "create_clicked", "add_clicked",
-           "delete_file_clicked", "delete_collection_clicked", "visibility_clicked"}
+           "delete_file_clicked", "delete_collection_clicked", "visibility_clicked", "steer_submit", "step_submit",
+           "rewrite"}
 
 
 @pytest.fixture

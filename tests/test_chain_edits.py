@@ -172,3 +172,32 @@ def test_a_resumed_chain_retrieves_from_the_collections_its_passages_came_from()
         PassageRef(id="a", text="x", collection="manuals"), PassageRef(id="b", text="y", collection="notes"),
         PassageRef(id="c", text="z", url="https://example.org/")]), "Retrieve")])
     assert trace_collections(state) == ("manuals", "notes")
+
+
+def test_a_chain_continued_in_the_browser_retrieves_only_from_collections_the_person_may_read(chain):
+    """A rewritten step makes the chain retrieve again, from the collections its passages came from: one the person
+    may not read (a replayed trace of someone else's run) refuses the rewrite before anything runs."""
+    from corpora.store import CollectionError
+    from ui.steer import resume_last, step_edit
+
+    state, settings = chain
+    tracer = Tracer("ircot")
+    private = tracer.event(RetrievePayload(query="q", passages=[PassageRef(id="s", text="x",
+                                                                           collection="alice-notes")]), "Retrieve")
+    stolen = RunState.of([private, *state.events])
+    second = state.steps_of(HopPayload)[1][0]
+    asked = []
+
+    def may_read(name):
+        asked.append(name)
+        if name == "alice-notes":
+            raise CollectionError("You may not read 'alice-notes'.")
+
+    with pytest.raises(CollectionError, match="alice-notes"):
+        resume_last(RunService(), stolen, step_edit(second, "Tolkien was born in Bloemfontein."), settings, None,
+                    None, None, may_read=may_read)
+    assert asked == ["alice-notes"]
+    # Leaving a passage out retrieves nothing, so no collection is asked about.
+    asked.clear()
+    resume_last(RunService(), stolen, ["drop:1"], settings, None, None, None, may_read=may_read)
+    assert asked == []
