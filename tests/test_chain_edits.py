@@ -194,7 +194,7 @@ def test_a_chain_continued_in_the_browser_retrieves_only_from_collections_the_pe
             raise CollectionError("You may not read 'alice-notes'.")
 
     with pytest.raises(CollectionError, match="alice-notes"):
-        resume_last(RunService(), stolen, step_edit(second, "Tolkien was born in Bloemfontein."), settings, None,
+        resume_last(RunService(), stolen, step_edit(stolen, second, "Tolkien was born in Bloemfontein."), settings, None,
                     None, None, may_read=may_read)
     assert asked == ["alice-notes"]
     # Leaving a passage out retrieves nothing, so no collection is asked about.

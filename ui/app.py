@@ -186,10 +186,10 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         yield from run_question(service, session, history, request, traces)
 
     def step_submit(request: gr.Request, step, text, history: list, session: Session | None):
-        """A chain's step rewritten ("Continue from this step"): recorded as a pending rewrite like ticked
-        changes."""
+        """A reading or a chain's step rewritten ("Rewrite from this step"): recorded as a pending rewrite like
+        ticked changes."""
         try:
-            chosen = steering.step_edit(step, text)
+            chosen = steering.step_edit(session.last if isinstance(session, Session) else None, step, text)
         except ValueError as exc:
             gr.Warning(str(exc), duration=6)
             return gr.skip(), session_of(session)
@@ -338,13 +338,15 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
                                                       "only the answer is written again.", elem_id="steer")
                         rewrite_button = gr.Button("Rewrite the answer", elem_id="rewrite")
                     with gr.Group(visible=False, elem_id="step-panel") as step_panel:
-                        step_choice = gr.Dropdown([], label="Rewrite a step of the chain",
-                                                  info="The steps before it are kept, the chain goes on from your "
-                                                       "text, and the answer is written again.",
+                        step_choice = gr.Dropdown([], label="Rewrite a step",
+                                                  info="A reading gets your short answer; a chain's step your "
+                                                       "text, and the chain goes on from it (the steps before it "
+                                                       "kept). The answer is written again.",
                                                   elem_id="step-choice")
-                        step_text = gr.Textbox(label="Its new text: a sentence (empty deletes it), or a hop's answer",
+                        step_text = gr.Textbox(label="Its new text: a reading's or a hop's answer, or a sentence "
+                                                     "(empty deletes a sentence)",
                                                lines=1, max_lines=3, elem_id="step-text")
-                        continue_button = gr.Button("Continue from this step", elem_id="continue-chain")
+                        continue_button = gr.Button("Rewrite from this step", elem_id="continue-chain")
                     did_you_mean = gr.Dataset(label="Did you mean? Click a reading to ask it alone (with OneR)",
                                               components=["textbox"], headers=["Reading"], samples=[],
                                               type="index", visible=False, elem_id="did-you-mean")

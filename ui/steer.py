@@ -65,12 +65,17 @@ def edit_choices(state: RunState | None) -> list[tuple[str, str]]:
 
 
 def step_choices(state: RunState | None) -> list[tuple[str, str]]:
-    """(label, step id) for each step of a finished run's chain a person may rewrite and continue from (IRCoT):
-    its reasoning sentences and its hops, in the order they ran."""
+    """(label, step id) for each step of a finished run a person may rewrite: a tree's kept readings (ToC: a new
+    short answer), a chain's reasoning sentences and hops (IRCoT: continued from there), in the order they ran."""
     answer = state.final_answer if state is not None else None
-    if answer is None or answer.method not in METHODS or "edit_step" not in METHODS[answer.method].edits:
+    if answer is None or answer.method not in METHODS:
         return []
-    steps = []
+    allowed = METHODS[answer.method].edits
+    steps = [(f"Reading {step_id}: {_short(f'{node.question} → {node.answer}')}", step_id)
+             for step_id, node in state.steps_of(NodePayload)
+             if node.state in ("kept", "restored") and "edit_reading" in allowed]
+    if "edit_step" not in allowed:
+        return steps
     for event in state.events:
         payload = event.payload
         if state.steps.get(event.id) is not event:  # an earlier event of a step: its last one is shown
@@ -83,11 +88,18 @@ def step_choices(state: RunState | None) -> list[tuple[str, str]]:
     return steps
 
 
-def step_edit(step: str | None, text: str | None) -> list[str]:
-    """The ticked-choice form (``parse_edit``'s) of a step rewritten with ``text`` (empty: a sentence deleted)."""
+def step_edit(state: RunState | None, step: str | None, text: str | None) -> list[str]:
+    """The ticked-choice form (``parse_edit``'s) of the step ``step`` of ``state`` rewritten with ``text``: a
+    reading's new short answer, or a chain's step (empty: a sentence deleted)."""
     if not step:
         raise EditError("Choose the step to rewrite first.")
-    return [f"step:{step}={' '.join((text or '').split())}"]
+    text = " ".join((text or "").split())
+    found = state.steps.get(step) if state is not None else None
+    if found is not None and isinstance(found.payload, NodePayload):
+        if not text:
+            raise EditError("Give the reading's new short answer.")
+        return [f"edit:{step}:answer={text}"]
+    return [f"step:{step}={text}"]
 
 
 def readings_to_ask(state: RunState | None) -> list[str]:
@@ -125,9 +137,10 @@ def resume_last(service: RunService, last: RunState, chosen: list[str] | None, s
 def describe(chosen: list[str] | None, choices: list[tuple[str, str]]) -> str:
     """What the person asked for, as the chat's line for it: the ticked choices' labels."""
     labels = {value: label for label, value in choices}
-    steps = [parse_edit(c) for c in chosen or [] if str(c).startswith("step:")]
+    steps = [parse_edit(c) for c in chosen or [] if str(c).startswith(("step:", "edit:"))]
+    if steps and isinstance(steps[0], EditStep):
+        said = f'"{steps[0].text}"' if steps[0].text else "deleted"
+        return f"Continue the chain from step {steps[0].step}, rewritten: {said}"
     if steps:
-        step = steps[0]
-        said = f'"{step.text}"' if step.text else "deleted"
-        return f"Continue the chain from step {step.step}, rewritten: {said}"
+        return f"Rewrite the answer with reading {steps[0].node} answered \"{steps[0].answer}\""
     return "Rewrite the answer: " + "; ".join(labels.get(c, str(c)) for c in chosen or [])

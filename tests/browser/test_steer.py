@@ -158,3 +158,17 @@ def test_a_rewritten_chain_step_continues_the_chain_from_it(page, serve):
     expect(page.locator("#reasoning li.kind-hop", has_text="So the answer is: Jonas Vingegaard.")).to_have_count(1)
     expect(page.locator("#reasoning li.kind-hop", has_text="So the answer is: Tadej Pogacar.")).to_have_count(1)
     expect(page.locator("#picture .rp")).to_contain_text("You rewrote a step")
+
+
+def test_a_readings_answer_rewritten_in_the_browser(page, serve):
+    open_app(page, serve(tree_script().llm))
+    ask(page, AQ, method="Tree of Clarifications")
+    wait_done(page)
+    page.click("#step-choice input")
+    page.click("ul[role=listbox] li:has-text('Jonas Vingegaard')")
+    page.fill("#step-text textarea", "Jonas Vingegaard (his first Tour)")
+    page.click("#continue-chain")
+    expect(page.locator("#reasoning .kind-edit")).to_contain_text("You edited a reading", timeout=30_000)
+    wait_done(page)
+    expect(last_answer(page)).to_contain_text("Jonas Vingegaard (his first Tour)")
+    expect(page.locator("#chat .message-row.user-row").last).to_contain_text("answered")
