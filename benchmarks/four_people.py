@@ -9,8 +9,10 @@ through ``gradio_client`` as four browser sessions would. Two of the four ask wi
 1. **alone**: each of the four questions is asked on its own, one after another (after one warm-up question);
 2. **at once**: the four sessions send their questions at the same moment.
 
-Repeated ``--repeats`` times; reports each question's seconds alone and at once, and for each repeat the last
-answer's arrival against the median and the longest lone answer. Run it alone on the machine.
+Each phase starts with the model's warm prompt prefixes dropped (``forget_prompts``), and so does each lone
+question: the same four questions are asked in both phases, and a prefix cached by the first would otherwise
+speed the second. Repeated ``--repeats`` times; reports each question's seconds alone and at once, and for each
+repeat the last answer's arrival against the median and the longest lone answer. Run it alone on the machine.
 """
 
 from __future__ import annotations
@@ -59,16 +61,25 @@ def main(argv: list[str] | None = None) -> int:
                **launch_options(data_dir))
     url = f"http://127.0.0.1:{port}/"
     repeats = []
+
+    def forget() -> None:
+        """Every question is timed with a cold prompt cache: the same questions are asked alone and at once."""
+        llm = runtime.llm()
+        if hasattr(llm, "forget_prompts"):
+            llm.forget_prompts()
+
     try:
         clients = [Client(url, verbose=False) for _ in ASKED]
         ask(clients[0], "Who directed Jaws?", ["demo"], model)  # warm-up: the page and the model
         for repeat in range(args.repeats):
             alone = []
             for client, (question, method) in zip(clients, ASKED):
+                forget()
                 seconds, message = ask(client, question, ["demo"], model, method)
                 alone.append({"question": question, "method": method, "seconds": round(seconds, 2),
                               "cited": cited(message)})
                 print(f"alone: {seconds:.1f} s {method} {question}", file=sys.stderr, flush=True)
+            forget()
             together: list[dict] = [{} for _ in ASKED]
             start = threading.Barrier(len(ASKED))
             began = time.perf_counter()

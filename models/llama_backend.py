@@ -97,6 +97,14 @@ class LlamaCppChatModel(ChatModel):
         self._abort_callback = llama_cpp.ggml_abort_callback(lambda _data: bool(abort[0] and abort[0].is_set()))
         llama_cpp.llama_set_abort_callback(self._llama._ctx.ctx, self._abort_callback, None)
 
+    def forget_prompts(self) -> None:
+        """Drop every warm prompt prefix (the prompt-state cache and the context's own), so that the next call
+        reads its prompt anew: for a benchmark that asks the same question twice and must time both alike. Call
+        it while no call runs."""
+        if self._states is not None:
+            self._states.clear()
+        self._llama.reset()
+
     def backend_settings(self) -> dict:
         import llama_cpp
 

@@ -49,3 +49,19 @@ def test_alternating_prompts_reuse_their_prefixes_and_answer_alike(fast_model_pa
     assert all(r.cached_tokens < 20 for r in plain)
     for first, again in [(warm[0], warm[2]), (warm[1], warm[3])]:
         assert again.cached_tokens > 0.9 * first.prompt_tokens
+
+
+def test_forgotten_prompts_are_read_anew_with_the_same_reply(fast_model_path):
+    """``forget_prompts`` (benchmarks.four_people asks one question twice): the same prompt again reads it whole."""
+    from models.llama_backend import LlamaCppChatModel
+
+    model = LlamaCppChatModel(fast_model_path, n_ctx=4096, prompt_cache_mb=256)
+    try:
+        first = _ask(model, NOTES, "When was Ashford3 founded?")
+        warm = _ask(model, NOTES, "When was Ashford3 founded?")
+        model.forget_prompts()
+        cold = _ask(model, NOTES, "When was Ashford3 founded?")
+    finally:
+        model.close()
+    assert warm.cached_tokens > 0.9 * first.prompt_tokens
+    assert cold.cached_tokens == 0 and cold.text == first.text
