@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.edits import EditError, EditStep, parse_edit
+from pipeline.escaping import plain
 from pipeline.fold import RunState
 from pipeline.methods import METHODS
 from pipeline.payloads import ActionPayload, HopPayload, NodePayload, SubQuestionPayload, VisitPayload
@@ -24,7 +25,9 @@ MAX_SENTENCES = 24  # sentences of the pages a browsing agent read offered as fa
 
 
 def _short(text: str) -> str:
-    text = " ".join(str(text).split())
+    """A label's text on one line, without bidirectional-text controls, cut at ``MAX_SHOWN`` characters (Gradio
+    shows a choice's label as text)."""
+    text = " ".join(plain(text).split())
     return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 1] + "…"
 
 
@@ -109,8 +112,9 @@ def readings_to_ask(state: RunState | None) -> list[str]:
         return []
     seen: list[str] = []
     for _, node in state.steps_of(NodePayload):
-        if node.state in ("kept", "restored") and node.question not in seen:
-            seen.append(node.question)
+        question = " ".join(plain(node.question).split())
+        if node.state in ("kept", "restored") and question not in seen:
+            seen.append(question)
     return seen
 
 
