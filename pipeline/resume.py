@@ -138,28 +138,12 @@ class Resumption:
             if isinstance(edit, EditStep):
                 changes.append(self._step_change(edit))
                 continue
-            if isinstance(edit, PinPassage):
-                ref = self._visited(edit, passages)
-                if passage_key(ref) in touched:
-                    raise EditError(f"The passage of visit {edit.step} is pinned twice.")
-                touched.add(passage_key(ref))
-                changes.append(_Change(EditPayload(action="pin_passage", target=edit.step, passage=ref), edit.step))
-                continue
-            if isinstance(edit, AddFact):
-                ref = self._sentence(edit, passages)
-                if passage_key(ref) in touched:
-                    raise EditError(f"Sentence {edit.sentence} of step {edit.step} is added twice.")
-                touched.add(passage_key(ref))
-                changes.append(_Change(EditPayload(action="add_fact", target=edit.step, number=edit.sentence,
-                                                   passage=ref), edit.step))
-                continue
-            if isinstance(edit, DropPassage):
-                ref = self._passage(edit, passages)
-                if passage_key(ref) in touched:
-                    raise EditError(f"Passage [{ref.number}] is dropped twice.")
-                touched.add(passage_key(ref))
-                changes.append(_Change(EditPayload(action="drop_passage", target=ref.id or "", number=ref.number,
-                                                   passage=ref), self.answer.id))
+            if isinstance(edit, (PinPassage, AddFact, DropPassage)):
+                change, twice = self._passage_change(edit, passages)
+                if passage_key(change.edit.passage) in touched:
+                    raise EditError(twice)
+                touched.add(passage_key(change.edit.passage))
+                changes.append(change)
                 continue
             node = self._node(edit.node, nodes)
             before = _reading(node)
@@ -186,6 +170,22 @@ class Resumption:
             nodes[edit.node] = new
             changes.append(_Change(payload, edit.node, edit.node, new))
         return changes
+
+    def _passage_change(self, edit: PinPassage | AddFact | DropPassage, passages: list[PassageRef]
+                        ) -> tuple[_Change, str]:
+        """The checked change of an edit that puts a passage in or takes one out of the answer's evidence, and
+        what to say when the same passage comes twice."""
+        if isinstance(edit, PinPassage):
+            ref = self._visited(edit, passages)
+            return (_Change(EditPayload(action="pin_passage", target=edit.step, passage=ref), edit.step),
+                    f"The passage of visit {edit.step} is pinned twice.")
+        if isinstance(edit, AddFact):
+            ref = self._sentence(edit, passages)
+            return (_Change(EditPayload(action="add_fact", target=edit.step, number=edit.sentence, passage=ref),
+                            edit.step), f"Sentence {edit.sentence} of step {edit.step} is added twice.")
+        ref = self._passage(edit, passages)
+        return (_Change(EditPayload(action="drop_passage", target=ref.id or "", number=ref.number, passage=ref),
+                        self.answer.id), f"Passage [{ref.number}] is dropped twice.")
 
     def _visited(self, edit: PinPassage, passages: list[PassageRef]) -> PassageRef:
         """The passage of the visit ``edit`` names, which the reader did not read already."""
