@@ -122,7 +122,6 @@ class PinPassage(_Edit):
     step: str
 
 
-
 class AddFact(_Edit):
     """Add sentence ``sentence`` of the page window the browsing step ``step`` showed (the web agent) to its facts."""
 
