@@ -510,3 +510,20 @@ def test_a_sentence_the_web_agent_read_is_added_as_a_fact_and_the_answer_written
                          (f"fact:{shown}:99", "not 99"), ("fact:nope:1", "showed no page")):
         with pytest.raises(EditError, match=message):
             Resumption(state, [parse_edit(bad)])
+
+
+def test_the_browsers_line_for_a_rewrite_names_what_was_asked(toc_run):
+    """ui.steer.describe: the chat's line for ticked changes, a rewritten step and a reading's new answer; an
+    unreadable (forged) choice is an EditError, which the handler shows as a notice before anything runs."""
+    from ui import steer
+
+    state = toc_run[0].state
+    choices = steer.edit_choices(state)
+    prune = next(value for _, value in choices if value.startswith("prune:"))
+    assert steer.describe([prune], choices).startswith("Rewrite the answer: Leave out reading ")
+    assert steer.describe(["step:h2="], choices) == "Continue the chain from step h2, rewritten: deleted"
+    kept = _node(state, Q24)[0]
+    assert steer.describe(steer.step_edit(state, kept, "Tadej"), choices) == (
+        f'Rewrite the answer with reading {kept} answered "Tadej"')
+    with pytest.raises(EditError):
+        steer.parse_choices(["<script>"])

@@ -210,6 +210,12 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
                        if session.running else "There is no answer to change: ask a question first."
                        if session.last is None else "Tick at least one change first.", duration=6)
             return gr.skip(), session
+        try:  # a choice that is no edit at all (a forged request) is told here, before it takes a place
+            steering.parse_choices(chosen)
+        except ValueError as exc:
+            gr.Warning(str(exc), duration=8)
+            return gr.skip(), session
+        line = steering.describe(chosen, steering.edit_choices(session.last))
         entered = admission.enter(session.person)
         if isinstance(entered, str):
             session.refusal = entered
@@ -221,7 +227,6 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         session.running = True
         session.cancel.clear()
         session.edits = list(chosen)
-        line = steering.describe(chosen, steering.edit_choices(session.last))
         return history + [{"role": "user", "content": md_safe(line)}], session
 
     def rewrite(request: gr.Request, history: list, session: Session, model, *values):
