@@ -4,6 +4,8 @@
 - ``prune``: a kept reading of a tree of interpretations (ToC), by its step id, is left out of the answer.
 - ``restore``: a pruned reading, by its step id, is put back into it.
 - ``edit_reading``: a reading, by its step id, gets a new clarified question and/or short answer.
+- ``expand``: a kept reading, or the question itself (the tree's root), by its step id, is clarified once more:
+  its new readings are verified as the tree's were, and the answer is written again with those kept.
 - ``drop_passage``: a passage of the answer's evidence, by its number in the answer ([3]) or its passage id, is
   left out, and the answer is written again without it (every method that read passages).
 - ``pin_passage``: a passage a walk visited (KGP), by its visit's step id, is put into the reader's set, and the
@@ -83,6 +85,13 @@ class EditReading(_Edit):
         return self
 
 
+class ExpandNode(_Edit):
+    """Clarify a kept reading (ToC), or the question itself (the tree's root), once more."""
+
+    action: Literal["expand"] = "expand"
+    node: str
+
+
 class DropPassage(_Edit):
     """Leave a passage out of the answer's evidence: ``passage`` is its number in the answer ([3]) or its id."""
 
@@ -130,7 +139,7 @@ class AddFact(_Edit):
     sentence: int = Field(ge=1)
 
 
-Edit = Annotated[Union[Prune, Restore, EditReading, DropPassage, EditStep, PinPassage, AddFact],
+Edit = Annotated[Union[Prune, Restore, EditReading, ExpandNode, DropPassage, EditStep, PinPassage, AddFact],
                  Field(discriminator="action")]
 
 _EDITS = TypeAdapter(list[Edit])
@@ -138,15 +147,15 @@ _EDITS = TypeAdapter(list[Edit])
 # The short forms of the command line: ACTION:TARGET[:FIELD=TEXT].
 _ALIASES = {"prune": "prune", "restore": "restore", "edit": "edit_reading", "edit_reading": "edit_reading",
             "drop": "drop_passage", "drop_passage": "drop_passage", "step": "edit_step", "edit_step": "edit_step",
-            "pin": "pin_passage", "pin_passage": "pin_passage", "fact": "add_fact", "add_fact": "add_fact"}
-USAGE = ("prune:STEP, restore:STEP, edit:STEP:answer=TEXT, edit:STEP:question=TEXT, drop:N or drop:PASSAGE_ID, "
+            "expand": "expand", "pin": "pin_passage", "pin_passage": "pin_passage", "fact": "add_fact", "add_fact": "add_fact"}
+USAGE = ("prune:STEP, restore:STEP, edit:STEP:answer=TEXT, edit:STEP:question=TEXT, expand:STEP, drop:N or drop:PASSAGE_ID, "
          "step:STEP=TEXT (a chain's step rewritten, empty TEXT deletes a sentence), pin:VISIT (a visited passage read), "
          "fact:STEP:N (sentence N of the page a browsing step showed, added as a fact)")
 
 
 def parse_edit(text: str) -> Edit:
     """An edit from its command-line form: ``prune:n4``, ``restore:n7``, ``edit:n4:answer=Mark Carney``,
-    ``edit:n4:question=Who ...?``, ``drop:3`` (passage [3] of the answer), ``drop:PASSAGE_ID`` or
+    ``edit:n4:question=Who ...?``, ``expand:n4`` (a reading, or the root, clarified once more), ``drop:3`` (passage [3] of the answer), ``drop:PASSAGE_ID`` or
     ``step:h2=TEXT`` (a chain's step rewritten; ``step:h2=`` deletes a sentence). ``EditError`` when it is none
     of these."""
     action, _, rest = text.strip().partition(":")
@@ -180,7 +189,7 @@ def parse_edit(text: str) -> Edit:
         raise EditError(f"cannot read the edit '{text}': {_reason(exc)}") from None
 
 
-_EDIT_TYPES = {"prune": Prune, "restore": Restore}
+_EDIT_TYPES = {"prune": Prune, "restore": Restore, "expand": ExpandNode}
 
 
 def read_edits(data: object) -> list[Edit]:
@@ -218,6 +227,5 @@ def _reason(exc: ValidationError) -> str:
     return f"{where}: {message}" if where else message
 
 
-__all__ = ["AddFact", "DropPassage", "Edit", "EditError", "EditReading", "EditStep", "PinPassage", "Prune", "Restore", "USAGE",
-           "edits_json",
-           "parse_edit", "read_edits", "read_edits_file"]
+__all__ = ["AddFact", "DropPassage", "Edit", "EditError", "EditReading", "EditStep", "ExpandNode", "PinPassage",
+           "Prune", "Restore", "USAGE", "edits_json", "parse_edit", "read_edits", "read_edits_file"]

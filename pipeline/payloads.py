@@ -434,7 +434,8 @@ class CheckPayload(_Strict):
 class EditPayload(_Strict):
     """A person's edit of a finished run (``pipeline.edits``), recorded in the resumed run's trace before the steps
     it made recomputed: a reading pruned, restored or rewritten (``target`` is its step id, ``reading`` how it read
-    before, ``question`` and ``answer`` what an edit made of it), or a passage dropped from the answer's evidence
+    before, ``question`` and ``answer`` what an edit made of it) or clarified once more (``expand``: ``target`` the
+    reading's or the root's step id), or a passage dropped from the answer's evidence
     (its ``number`` in that answer, the ``passage`` itself, ``target`` its id), or a step of a chain rewritten
     (``target`` its step id, ``reading`` how it read before, ``answer`` the person's text: a reasoning sentence, ""
     when deleted, or a hop's answer), or a passage a walk visited pinned into the reader's set (``target`` its
@@ -442,7 +443,8 @@ class EditPayload(_Strict):
     (``target`` the step that showed it, ``number`` its number in that window, ``passage`` the fact)."""
 
     kind: Literal["edit"] = "edit"
-    action: Literal["prune", "restore", "edit_reading", "drop_passage", "edit_step", "pin_passage", "add_fact"]
+    action: Literal["prune", "restore", "edit_reading", "expand", "drop_passage", "edit_step", "pin_passage",
+                    "add_fact"]
     target: str = ""
     reading: str = ""
     question: str | None = None

@@ -8,11 +8,12 @@ unknown step, a reading that is not kept, a passage number out of range, an edit
 2. one ``edit`` step per edit ("You pruned: ..."), under the step it edits; an edit of a reading also updates
    that reading's ``node`` step (pruned, restored or rewritten, "by you"), so the picture shows the tree as edited;
 3. the method's steps run again (``MethodSpec.reanswer``) from the run folded with those events: ToC rebuilds
-   its kept readings and writes its long answer alone; OneR and KGP read the answer's passages less those
+   its kept readings, clarifies and verifies once more the readings a person asked to expand (over the run's
+   retrieved pool), and writes its long answer; OneR and KGP read the answer's passages less those
    dropped (KGP with the visited passages pinned first) with their own answer step; IRCoT continues its chain
    from a rewritten step (``pipeline.methods.ircot.steer``: the steps before kept, those after redone, with
    retrieval) or reads again; any other method gets the generic reader (``read_again``). No clarification,
-   verification or walk is redone, and nothing retrieves but a continued chain.
+   verification or walk is redone but an expansion asked for, and nothing retrieves but a continued chain.
 
 ``RunService.resume`` (``pipeline.service``) runs one for the browser and the CLI alike, with the same Stop, the
 same time limit and the same trace saving as a run.
@@ -26,7 +27,8 @@ from typing import Iterable, Iterator, Sequence
 from langchain_core.documents import Document
 
 from pipeline.context import RunContext
-from pipeline.edits import AddFact, DropPassage, Edit, EditError, EditReading, EditStep, PinPassage, Prune, Restore
+from pipeline.edits import (AddFact, DropPassage, Edit, EditError, EditReading, EditStep, ExpandNode, PinPassage, Prune,
+                            Restore)
 from pipeline.events import StepEvent, Tracer
 from pipeline.fold import RunState
 from pipeline.methods import METHODS
@@ -127,6 +129,7 @@ class Resumption:
         nodes = dict(self.original.steps_of(NodePayload))
         passages = self.answer.payload.passages
         touched: set[str] = set()  # the passages dropped or pinned so far
+        expanded: set[str] = set()  # the readings to clarify once more
         changes = []
         if self.retrieves and len(self.edits) > 1:
             raise EditError("A rewritten step is an edit of its own: the chain after it is redone, so make it "
@@ -145,6 +148,13 @@ class Resumption:
                 touched.add(passage_key(change.edit.passage))
                 changes.append(change)
                 continue
+            if isinstance(edit, ExpandNode):
+                changes.append(self._expand_change(edit, nodes, expanded))
+                expanded.add(edit.node)
+                continue
+            if edit.node in expanded:
+                raise EditError(f"Reading {edit.node} is expanded: leave it as it is, or expand it in a second "
+                                "rewrite.")
             node = self._node(edit.node, nodes)
             before = _reading(node)
             if isinstance(edit, Prune):
@@ -170,6 +180,19 @@ class Resumption:
             nodes[edit.node] = new
             changes.append(_Change(payload, edit.node, edit.node, new))
         return changes
+
+    def _expand_change(self, edit: ExpandNode, nodes: dict[str, NodePayload], expanded: set[str]) -> _Change:
+        """A kept reading, or the tree's root, to be clarified once more (once: ``expanded`` holds those so
+        far)."""
+        node = nodes.get(edit.node)
+        if node is None or node.state != "root":
+            node = self._node(edit.node, nodes)
+            if node.state not in ("kept", "restored"):
+                raise EditError(f"Reading {edit.node} is {node.state}, not kept: put it back first to clarify it "
+                                "once more.")
+        if edit.node in expanded:
+            raise EditError(f"Reading {edit.node} is expanded twice.")
+        return _Change(EditPayload(action="expand", target=edit.node, reading=_reading(node)), edit.node)
 
     def _passage_change(self, edit: PinPassage | AddFact | DropPassage, passages: list[PassageRef]
                         ) -> tuple[_Change, str]:

@@ -189,7 +189,8 @@ NO_COLLECTION = {"stop": "sets the caller's own Stop switch", "new_conversation"
                  "admit": "tells the caller why their own question was refused",
                  "stop_ingest_clicked": "stops the caller's own ingest, keyed by their browser session",
                  "steer_offers": "lists the changes to the caller's own last answer (kept in their session)",
-                 "ask_reading": "fills the question box from the caller's own offers, by place"}
+                 "ask_reading": "fills the question box from the caller's own offers, by place",
+                 "step_chosen": "shows the text of a step of the caller's own last answer"}
 # steer_submit and step_submit are checked as submit is; rewrite resumes the caller's own last run, and a chain
 # continued from a rewritten step retrieves only from collections the caller may read (ui.steer.resume_last).
 CHECKED = {"on_load", "example", "submit", "answer", "show_files", "create_clicked", "add_clicked",

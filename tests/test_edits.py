@@ -15,7 +15,7 @@ from langchain_core.documents import Document
 import pipeline.__main__ as cli
 from pipeline.__main__ import Printer
 from pipeline.context import RunContext
-from pipeline.edits import DropPassage, EditError, EditReading, Prune, Restore, parse_edit
+from pipeline.edits import DropPassage, EditError, EditReading, ExpandNode, Prune, Restore, parse_edit
 from pipeline.events import EventKind, Status, Tracer, read_jsonl
 from pipeline.fold import RunState
 from pipeline.payloads import (ActionPayload, AnswerPayload, ChainExtras, EditPayload, NodePayload, PassageRef, RoutePayload,
@@ -277,6 +277,9 @@ def test_kgp_reanswers_with_its_own_reader_linked_to_the_visits():
     ([DropPassage(passage="nope")], "No passage of the answer has the id 'nope'."),
     ([DropPassage(passage=1), DropPassage(passage=1)], "Passage [1] is dropped twice."),
     ([], "No edit was given."),
+    ([ExpandNode(node="PRUNED")], "is pruned, not kept: put it back first to clarify it once more."),
+    ([ExpandNode(node="KEPT"), ExpandNode(node="KEPT")], "is expanded twice."),
+    ([ExpandNode(node="KEPT"), Prune(node="KEPT")], "is expanded: leave it as it is, or expand it in a second"),
 ])
 def test_edits_that_do_not_fit_the_run_are_refused_in_one_line(toc_run, edits, message):
     state = toc_run[0].state
@@ -396,6 +399,48 @@ def test_stop_during_a_resumed_answer_ends_it_as_a_run_is_stopped(toc_run, embed
     assert resumed.state.final_answer.id == run.state.final_answer.id  # the answer written before stands
 
 
+class _EchoTree(TreeScript):
+    """The tree's script for clarifications and verdicts; the long answer echoes its readings (``echo_readings``)."""
+
+    def reply(self, messages, options):
+        if messages[0]["content"].startswith("You write answers to ambiguous questions"):
+            return echo_readings(messages, options)
+        return super().reply(messages, options)
+
+
+def test_expanding_a_kept_reading_clarifies_it_once_more_and_answers_its_new_readings_too(toc_run, embeddings):
+    """"Clarify once more" on a reading: one clarification of that reading over the run's pool (nothing
+    retrieved), its new readings judged as the tree's were (a repeat pruned as a duplicate, a new one verified and
+    kept, past the tree's depth limit: a person asked), and the answer written from the old readings and the new."""
+    run, settings = toc_run
+    original = run.state
+    expanded, _ = _node(original, Q24)
+    script = _EchoTree({Q24: [(FEMMES, "Katarzyna Niewiadoma"), (Q23, "Jonas Vingegaard")]})
+    ctx = RunContext(llm=script.llm, retriever=ScriptedRetriever(lambda q, k: pytest.fail("no retrieval")),
+                     embeddings=embeddings, settings=settings)
+    resumed = RunService().resume(original.events, [parse_edit(f"expand:{expanded}")], settings=settings,
+                                  context=ctx)
+    events = list(resumed)
+    assert script.clarified == [Q24]
+    state = resumed.state
+    new = events[len(original.events):]
+    assert new[0].payload == EditPayload(action="expand", target=expanded, reading=f"{Q24} → Tadej Pogacar")
+    assert new[0].parent_id == expanded and new[0].title == f"You asked for more readings of: {Q24} → Tadej Pogacar"
+    femmes, node = _node(state, FEMMES)
+    expansion = state.steps[femmes].parent_id
+    assert state.steps[expansion].parent_id == expanded and node.state == "kept" and node.depth == 2
+    duplicate = [p for i, p in state.steps_of(NodePayload) if p.question == Q23 and p.state == "pruned"]
+    assert duplicate and duplicate[0].prune_kind == "duplicate"
+    assert _interpretations(script.llm.calls[-1][0]) == [f"{Q24} Tadej Pogacar", f"{Q23} Jonas Vingegaard",
+                                                         f"{FEMMES} Katarzyna Niewiadoma"]
+    assert f"{FEMMES} Katarzyna Niewiadoma [1]." in state.answer_text
+    assert state.final_answer.title == "Answer" + AFTER_EDITS
+    assert not {e.id for e in new} & set(original.steps)
+    assert f'data-node="{femmes}"' in draw(state)
+    report = markdown_report(state)
+    assert f"- You asked for more readings of: {Q24} → Tadej Pogacar" in report
+
+
 def test_the_browsers_choices_are_the_edits_that_fit_the_run(toc_run, embeddings):
     """What "Change the answer" offers (ui.steer): each kept reading to leave out, each pruned one to put back, each
     passage of the answer to drop; each resumes the run, and a forged or empty choice is refused in one line."""
@@ -407,6 +452,8 @@ def test_the_browsers_choices_are_the_edits_that_fit_the_run(toc_run, embeddings
     pruned = {i for i, n in run.state.steps_of(NodePayload) if n.state == "pruned"}
     assert {v for v in choices if v.startswith("prune:")} == {f"prune:{i}" for i in kept}
     assert {v for v in choices if v.startswith("restore:")} == {f"restore:{i}" for i in pruned}
+    root = next(i for i, n in run.state.steps_of(NodePayload) if n.state == "root")
+    assert {v for v in choices if v.startswith("expand:")} == {f"expand:{i}" for i in kept | {root}}
     passages = run.state.final_answer.payload.passages
     assert {v for v in choices if v.startswith("drop:")} == {f"drop:{p.number}" for p in passages}
     assert "Egan Bernal" in choices[f"restore:{next(iter(pruned))}"]
@@ -527,3 +574,26 @@ def test_the_browsers_line_for_a_rewrite_names_what_was_asked(toc_run):
         f'Rewrite the answer with reading {kept} answered "Tadej"')
     with pytest.raises(EditError):
         steer.parse_choices(["<script>"])
+
+
+def test_a_readings_question_is_offered_shown_and_rewritten_from_the_step_list(toc_run, embeddings):
+    """"Rewrite a step" offers a kept reading's answer and its clarified question; choosing one shows its text now
+    (ui.steer.step_text), and a rewritten question becomes the reading's in the answer prompt."""
+    from ui import steer
+
+    run, settings = toc_run
+    state = run.state
+    kept = _node(state, Q24)[0]
+    steps = dict((value, label) for label, value in steer.step_choices(state))
+    assert steps[kept].startswith(f"Reading {kept}, its answer: ")
+    assert steps[f"{kept}:question"] == f"Reading {kept}, its question: {Q24}"
+    assert steer.step_text(state, kept) == "Tadej Pogacar" and steer.step_text(state, f"{kept}:question") == Q24
+    assert steer.step_text(state, "n999") == "" and steer.step_text(None, kept) == ""
+    asked = "Who won the 2024 Tour de France, the men's race?"
+    chosen = steer.step_edit(state, f"{kept}:question", asked)
+    assert chosen == [f"edit:{kept}:question={asked}"]
+    assert steer.describe(chosen, []) == f'Rewrite the answer with reading {kept} asking "{asked}"'
+    with pytest.raises(EditError, match="new clarified question"):
+        steer.step_edit(state, f"{kept}:question", "  ")
+    resumed, _, llm = _resume(state, steer.parse_choices(chosen), settings, embeddings)
+    assert _interpretations(llm.calls[0][0]) == [f"{asked} Tadej Pogacar", f"{Q23} Jonas Vingegaard"]

@@ -280,6 +280,11 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
             return gr.skip(), gr.skip()
         return offers[index], "oner"
 
+    def step_chosen(step, session: Session | None):
+        """The chosen step's text now (a reading's answer or question, a chain's sentence), to be rewritten."""
+        last = session.last if isinstance(session, Session) and not session.running else None
+        return steering.step_text(last, step if isinstance(step, str) else None)
+
     def stop(session: Session | None):
         if isinstance(session, Session):
             session.cancel.set()
@@ -338,18 +343,19 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
                     # Under the answer: what a person may change in it (ui.steer), and ToC's readings to ask alone.
                     with gr.Group(visible=False, elem_id="steer-panel") as steer_panel:
                         steer = gr.CheckboxGroup([], label="Change the answer",
-                                                 info="Tick readings to leave out or put back, passages to "
-                                                      "drop, or passages and sentences to add, then Rewrite: "
-                                                      "only the answer is written again.", elem_id="steer")
+                                                 info="Tick readings to leave out, put back or clarify once "
+                                                      "more, passages to drop, or passages and sentences to add, "
+                                                      "then Rewrite: only what they change is done again.",
+                                                 elem_id="steer")
                         rewrite_button = gr.Button("Rewrite the answer", elem_id="rewrite")
                     with gr.Group(visible=False, elem_id="step-panel") as step_panel:
                         step_choice = gr.Dropdown([], label="Rewrite a step",
-                                                  info="A reading gets your short answer; a chain's step your "
-                                                       "text, and the chain goes on from it (the steps before it "
-                                                       "kept). The answer is written again.",
+                                                  info="A reading gets your short answer or clarified question; a "
+                                                       "chain's step your text, and the chain goes on from it (the "
+                                                       "steps before it kept). The answer is written again.",
                                                   elem_id="step-choice")
-                        step_text = gr.Textbox(label="Its new text: a reading's or a hop's answer, or a sentence "
-                                                     "(empty deletes a sentence)",
+                        step_text = gr.Textbox(label="Its new text: a reading's answer or question, a hop's answer, "
+                                                     "or a sentence (empty deletes a sentence)",
                                                lines=1, max_lines=3, elem_id="step-text")
                         continue_button = gr.Button("Rewrite from this step", elem_id="continue-chain")
                     did_you_mean = gr.Dataset(label="Did you mean? Click a reading to ask it alone (with OneR)",
@@ -453,6 +459,8 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
                 [chat, view, picture, comparison, trace_files], concurrency_limit=runtime.config.max_runs,
                 concurrency_id="runs", show_progress="minimal", api_name=f"{name}_run").then(
                 steer_offers, [session], offers, queue=False)
+        step_choice.input(step_chosen, [step_choice, session], [step_text], queue=False, api_name="step_chosen")
+
         def show_compared(on):
             return gr.update(visible=on)
 

@@ -22,6 +22,7 @@ from pipeline.settings import Settings
 
 MAX_SHOWN = 80  # characters of a reading or a passage's label in a choice
 MAX_SENTENCES = 24  # sentences of the pages a browsing agent read offered as facts: the latest shown
+QUESTION = ":question"  # a step choice's suffix: the reading's clarified question is rewritten, not its answer
 
 
 def _short(text: str) -> str:
@@ -33,7 +34,7 @@ def _short(text: str) -> str:
 
 def edit_choices(state: RunState | None) -> list[tuple[str, str]]:
     """(label, edit) for each change a person may make to the finished run ``state``: prune a kept reading,
-    restore a pruned one (ToC), drop a passage of the answer (every method that read passages), pin a passage the
+    restore a pruned one, clarify a kept reading or the question once more (ToC), drop a passage of the answer (every method that read passages), pin a passage the
     walk visited but the reader did not read (KGP), add a sentence of a page the agent read as a fact (the web
     agent; the latest ``MAX_SENTENCES``). Empty when the run has no answer."""
     answer = state.final_answer if state is not None else None
@@ -43,8 +44,13 @@ def edit_choices(state: RunState | None) -> list[tuple[str, str]]:
     choices = []
     for step_id, node in state.steps_of(NodePayload):
         reading = _short(f"{node.question} → {node.answer}" if node.answer else node.question)
-        if node.state in ("kept", "restored") and "prune" in allowed:
+        if node.state == "root" and "expand" in allowed:
+            choices.append(("Look for more readings of the question in the passages not read yet",
+                            f"expand:{step_id}"))
+        elif node.state in ("kept", "restored") and "prune" in allowed:
             choices.append((f"Leave out reading {step_id}: {reading}", f"prune:{step_id}"))
+            if "expand" in allowed:
+                choices.append((f"Clarify reading {step_id} once more: {reading}", f"expand:{step_id}"))
         elif node.state == "pruned" and "restore" in allowed:
             choices.append((f"Put back reading {step_id}: {reading}", f"restore:{step_id}"))
     if "drop_passage" in allowed:
@@ -68,15 +74,19 @@ def edit_choices(state: RunState | None) -> list[tuple[str, str]]:
 
 
 def step_choices(state: RunState | None) -> list[tuple[str, str]]:
-    """(label, step id) for each step of a finished run a person may rewrite: a tree's kept readings (ToC: a new
-    short answer), a chain's reasoning sentences and hops (IRCoT: continued from there), in the order they ran."""
+    """(label, step) for each step of a finished run a person may rewrite: a tree's kept readings (ToC: a new
+    short answer, step id ``n4``, or a new clarified question, ``n4:question``), a chain's reasoning sentences and
+    hops (IRCoT: continued from there), in the order they ran."""
     answer = state.final_answer if state is not None else None
     if answer is None or answer.method not in METHODS:
         return []
     allowed = METHODS[answer.method].edits
-    steps = [(f"Reading {step_id}: {_short(f'{node.question} → {node.answer}')}", step_id)
-             for step_id, node in state.steps_of(NodePayload)
-             if node.state in ("kept", "restored") and "edit_reading" in allowed]
+    steps = []
+    if "edit_reading" in allowed:
+        for step_id, node in state.steps_of(NodePayload):
+            if node.state in ("kept", "restored"):
+                steps += [(f"Reading {step_id}, its answer: {_short(f'{node.question} → {node.answer}')}", step_id),
+                          (f"Reading {step_id}, its question: {_short(node.question)}", f"{step_id}{QUESTION}")]
     if "edit_step" not in allowed:
         return steps
     for event in state.events:
@@ -97,12 +107,30 @@ def step_edit(state: RunState | None, step: str | None, text: str | None) -> lis
     if not step:
         raise EditError("Choose the step to rewrite first.")
     text = " ".join((text or "").split())
-    found = state.steps.get(step) if state is not None else None
+    node, field = (step[: -len(QUESTION)], "question") if step.endswith(QUESTION) else (step, "answer")
+    found = state.steps.get(node) if state is not None else None
     if found is not None and isinstance(found.payload, NodePayload):
         if not text:
-            raise EditError("Give the reading's new short answer.")
-        return [f"edit:{step}:answer={text}"]
+            raise EditError(f"Give the reading's new {'clarified question' if field == 'question' else 'short answer'}.")
+        return [f"edit:{node}:{field}={text}"]
     return [f"step:{step}={text}"]
+
+
+def step_text(state: RunState | None, step: str | None) -> str:
+    """The text the step ``step`` (a ``step_choices`` value) of ``state`` has now, for the person to rewrite: a
+    reading's short answer or clarified question, a chain's sentence or a hop's answer; "" for anything else."""
+    node, field = (step[: -len(QUESTION)], "question") if step and step.endswith(QUESTION) else (step, "answer")
+    found = state.steps.get(node or "") if state is not None else None
+    payload = found.payload if found is not None else None
+    if isinstance(payload, NodePayload):
+        text = payload.question if field == "question" else payload.answer
+    elif isinstance(payload, HopPayload):
+        text = payload.sentence
+    elif isinstance(payload, SubQuestionPayload):
+        text = payload.answer if payload.found else ""
+    else:
+        text = ""
+    return " ".join(plain(text or "").split())
 
 
 def readings_to_ask(state: RunState | None) -> list[str]:
@@ -145,6 +173,8 @@ def describe(chosen: list[str] | None, choices: list[tuple[str, str]]) -> str:
     if steps and isinstance(steps[0], EditStep):
         said = f'"{steps[0].text}"' if steps[0].text else "deleted"
         return f"Continue the chain from step {steps[0].step}, rewritten: {said}"
+    if steps and steps[0].question is not None:
+        return f"Rewrite the answer with reading {steps[0].node} asking \"{steps[0].question}\""
     if steps:
         return f"Rewrite the answer with reading {steps[0].node} answered \"{steps[0].answer}\""
     return "Rewrite the answer: " + "; ".join(labels.get(c, str(c)) for c in chosen or [])

@@ -28,6 +28,8 @@ def summary(p: EditPayload) -> str:
         return f"You restored: {one_line(p.reading)}"
     if p.action == "edit_reading":
         return f"You edited a reading: {_reading(p.question, p.answer)}"
+    if p.action == "expand":
+        return f"You asked for more readings of: {one_line(p.reading)}"
     if p.action == "edit_step":
         if "→" in p.reading:  # a hop: its question and answer
             return f"You answered: {one_line(p.reading.split(' → ', 1)[0])} → {one_line(p.answer)}"
@@ -54,6 +56,8 @@ def _lines(step: "StepEvent", state: "RunState") -> list[str]:
     if p.action == "drop_passage":
         out = [f"passage id: {p.target}"] if p.target else []
         return out + ([f"text: {one_line(p.passage.text)[:300]}"] if p.passage is not None else [])
+    if p.action == "expand":
+        return [f"clarified once more: step {p.target}"]
     out = [f"{'step' if p.action == 'edit_step' else 'reading: step'} {p.target}"]
     if p.action in ("edit_reading", "edit_step"):
         out.append(f"was: {one_line(p.reading)}")
@@ -71,6 +75,8 @@ def _card(step: "StepEvent", state: "RunState") -> str:
     if p.action == "pin_passage":
         return (f'<div class="rv-muted">visit: step {esc(p.target)}</div>'
                 + (passages_html([p.passage], "passage", "pinned") if p.passage is not None else ""))
+    if p.action == "expand":
+        return f'<div class="rv-muted">clarified once more: step {esc(p.target)}; its new readings follow</div>'
     was = f'<div class="rv-muted">was: {esc(p.reading)}</div>' if p.action in ("edit_reading", "edit_step") else ""
     where = (f"step {esc(p.target)}; the chain continues from here" if p.action == "edit_step"
              else f"reading: step {esc(p.target)}")

@@ -111,7 +111,8 @@ def test_a_readings_shortcut_in_the_step_list_ticks_its_change(page, serve):
                                                 "Rewrite the answer: only the answer is written again.")
     shortcut.focus()
     page.keyboard.press("Enter")  # keyboard-reachable
-    expect(page.locator("#steer label", has_text="Jonas Vingegaard").locator("input")).to_be_checked()
+    expect(page.locator("#steer label", has_text="Leave out").filter(has_text="Jonas Vingegaard")
+           .locator("input")).to_be_checked()
     expect(page.locator("#rewrite")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator("#reasoning .kind-edit")).to_contain_text("Jonas Vingegaard", timeout=30_000)
@@ -172,3 +173,35 @@ def test_a_readings_answer_rewritten_in_the_browser(page, serve):
     wait_done(page)
     expect(last_answer(page)).to_contain_text("Jonas Vingegaard (his first Tour)")
     expect(page.locator("#chat .message-row.user-row").last).to_contain_text("answered")
+
+
+def test_a_reading_clarified_once_more_and_a_readings_question_rewritten(page, serve):
+    femmes = "Who won the 2024 Tour de France Femmes?"
+    script = EchoTree({AQ: [(Q24, "Tadej Pogacar"), (Q23, "Jonas Vingegaard"), (Q19, "Firmin Lambot")],
+                       Q24: [(femmes, "Katarzyna Niewiadoma")]}, p_true={"Firmin Lambot": 0.0})
+    open_app(page, serve(script.llm))
+    ask(page, AQ, method="Tree of Clarifications")
+    wait_done(page)
+    expect(page.locator("#steer label", has_text="Look for more readings of the question")).to_have_count(1)
+    page.locator("#steer label", has_text="Clarify reading").filter(has_text="Tadej Pogacar").click()
+    page.click("#rewrite")
+    expect(page.locator("#reasoning .kind-edit")).to_contain_text("You asked for more readings of", timeout=30_000)
+    wait_done(page)
+    # The new reading is a node of the tree, under the one expanded, and its answer is in the rewritten answer.
+    # (The step list nests a node's steps under it: the innermost match is the new reading's own item.)
+    expect(page.locator("#reasoning li.kind-node.state-kept", has_text=femmes).last).to_contain_text(
+        "Katarzyna Niewiadoma")
+    expect(page.locator("#picture .rp")).to_contain_text("Katarzyna Niewiadoma")
+    expect(last_answer(page)).to_contain_text("Katarzyna Niewiadoma")
+    expect(last_answer(page)).to_contain_text("Tadej Pogacar")
+
+    # A reading's clarified question: choosing it shows its text, which the person rewrites.
+    page.click("#step-choice input")
+    page.click(f"ul[role=listbox] li:has-text('its question: {Q23}')")
+    expect(page.locator("#step-text textarea")).to_have_value(Q23)
+    page.fill("#step-text textarea", "Who won the 2023 Tour de France, the men's race?")
+    page.click("#continue-chain")
+    expect(page.locator("#reasoning .kind-edit").last).to_contain_text("You edited a reading", timeout=30_000)
+    wait_done(page)
+    expect(last_answer(page)).to_contain_text("the men's race? Jonas Vingegaard")
+    expect(page.locator("#chat .message-row.user-row").last).to_contain_text("asking")

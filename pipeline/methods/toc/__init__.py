@@ -16,5 +16,5 @@ METHOD = MethodSpec(
     settings=ToCSettings, structure="tree",
     prompts=("toc_clarify", "toc_read_passage", "toc_verify", "toc_answer", "oner_answer", "oner_answer_short"),
     record=tree_record, scores=clarification_scores,
-    edits=("prune", "restore", "edit_reading", "drop_passage"), reanswer=reanswer,
+    edits=("prune", "restore", "edit_reading", "expand", "drop_passage"), reanswer=reanswer,
 )

@@ -1,6 +1,7 @@
-"""Tree of Clarifications after a person's edits: the tree rebuilt from the run's folded state, then the long
-answer written again by ``answer.write_answer`` alone, from the readings the edits leave kept. No clarification or
-verification call is made again.
+"""Tree of Clarifications after a person's edits: the tree rebuilt from the run's folded state, the readings a
+person asked to expand clarified once more (``tree.grow``, over the run's retrieved pool: their new readings
+verified as the tree's were), then the long answer written again by ``answer.write_answer``, from the readings the
+edits leave kept. No other clarification or verification call is made again.
 
 What the trace holds is enough: each reading's ``node`` step (its question, answer and state, edited ones
 included), its verdict's evidence passage (``verify`` notes), the passage a one-passage clarification read it from
@@ -14,11 +15,16 @@ from typing import TYPE_CHECKING, Iterator
 
 from langchain_core.documents import Document
 
+from models.rerankers import RankFusionReranker
+
 from pipeline.context import RunContext
+from pipeline.edits import ExpandNode
 from pipeline.events import StepEvent, Tracer
 from pipeline.methods.toc.answer import kept_readings, write_answer
+from pipeline.methods.toc.clarify import Expander
 from pipeline.methods.toc.settings import ToCSettings
-from pipeline.methods.toc.tree import Node
+from pipeline.methods.toc.tree import Node, grow
+from pipeline.methods.toc.verification import EvidenceVerifier
 from pipeline.payloads import ExpandPayload, NodePayload, PassageRef, RetrievePayload, VerifyPayload
 from pipeline.support import answer_passage
 
@@ -90,8 +96,23 @@ def _source(state: "RunState", step_id: str) -> PassageRef | None:
 
 
 def reanswer(steering: "Steering", ctx: RunContext, tracer: Tracer, settings: ToCSettings) -> Iterator[StepEvent]:
-    """ToC after edits: the long answer alone, from the kept readings of the tree as edited (pruned ones left out,
-    restored ones back, rewritten ones as rewritten) and the pool less the dropped passages."""
+    """ToC after edits: the long answer, from the kept readings of the tree as edited (pruned ones left out,
+    restored ones back, rewritten ones as rewritten, those a person asked to expand clarified once more, their new
+    kept readings added) and the pool less the dropped passages."""
     root, nodes, pool = rebuild(steering.state, steering.dropped)
-    yield from write_answer(ctx, tracer, steering.question, kept_readings(nodes, settings), pool, settings,
-                            parent_id=root)
+    chosen = kept_readings(nodes, settings)
+    expansions = [edit.node for edit in steering.edits if isinstance(edit, ExpandNode)]
+    if expansions:
+        embeddings = ctx.require_embeddings()
+        reranker = ctx.reranker or RankFusionReranker(embeddings)
+        verifier = EvidenceVerifier(ctx.llm, embeddings, settings.keep_threshold, ctx.settings.temperature)
+        expand = Expander(ctx, tracer, steering.question, settings, reranker, embeddings)
+        expand.read.update(p.id for _, e in steering.state.steps_of(ExpandPayload) for p in e.passages if p.id)
+        by_id = {node.id: node for node in nodes}
+        calls = 0
+        for node in filter(None, map(by_id.get, expansions)):  # (a reading of an earlier root is not in the tree)
+            ctx.check_cancelled()
+            kept, calls = yield from grow(ctx, tracer, settings, verifier, reranker, expand, steering.question,
+                                          node, nodes, pool, calls, settings.max_valid_nodes)
+            chosen += kept or []  # a person's new readings are answered, past the tree's own cap
+    yield from write_answer(ctx, tracer, steering.question, chosen, pool, settings, parent_id=root)

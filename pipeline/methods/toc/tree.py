@@ -112,29 +112,39 @@ def run(question: str, ctx: RunContext, tracer: Tracer, settings: ToCSettings,
         if node.depth >= settings.max_depth or (expand.per_passage and node.depth >= 1):
             continue  # one-passage readings are leaves: their passages were read already
         ctx.check_cancelled()
-        proposals, used = yield from expand(node, pool, nodes)
-        calls += used
-        if proposals is None:  # the expansion failed (its warning is an event)
-            failed_in_row += 1
-            continue
-
-        added = 0
-        for clarified, answer, source, expansion in proposals:
-            child = Node(tracer.new_id("n"), clarified, answer, node.depth + 1, expansion, source=source)
-            nodes.append(child)
-            yield _node_event(tracer, child)
-            calls += yield from _judge(ctx, tracer, settings, verifier, reranker, question, child, nodes, pool, calls)
-            if child.state == "kept":
-                added += 1
-                queue.append(child)
-            if sum(n.valid for n in nodes) >= settings.max_valid_nodes:
-                break
-        failed_in_row = 0 if added else failed_in_row + 1
+        room = settings.max_valid_nodes - sum(n.valid for n in nodes)
+        kept, calls = yield from grow(ctx, tracer, settings, verifier, reranker, expand, question, node, nodes,
+                                      pool, calls, room)
+        queue.extend(kept or [])
+        failed_in_row = 0 if kept else failed_in_row + 1
 
     yield from _undo_pruning(tracer, nodes, settings.min_valid_nodes)
     root.reason = f"stopped: {stop_reason}"
     yield _node_event(tracer, root, llm_calls_used=calls)
     yield from write_answer(ctx, tracer, question, kept_readings(nodes, settings), pool, settings, parent_id=root.id)
+
+
+def grow(ctx: RunContext, tracer: Tracer, settings: ToCSettings, verifier: Verifier, reranker, expand: Expander,
+         question: str, node: Node, nodes: list[Node], pool: list[Document], calls: int, room: int
+         ) -> Generator[StepEvent, None, tuple[list[Node] | None, int]]:
+    """Expand ``node`` once (``expand``): each reading it proposes becomes a node of ``nodes``, judged (pruned or
+    verified) as it comes, until ``room`` of them are kept. Returns the kept new readings (None when the expansion
+    failed: its warning is an event) and the LLM calls spent so far, ``calls`` being those spent before."""
+    proposals, used = yield from expand(node, pool, nodes)
+    calls += used
+    if proposals is None:
+        return None, calls
+    kept: list[Node] = []
+    for clarified, answer, source, expansion in proposals:
+        child = Node(tracer.new_id("n"), clarified, answer, node.depth + 1, expansion, source=source)
+        nodes.append(child)
+        yield _node_event(tracer, child)
+        calls += yield from _judge(ctx, tracer, settings, verifier, reranker, question, child, nodes, pool, calls)
+        if child.state == "kept":
+            kept.append(child)
+        if len(kept) >= room:
+            break
+    return kept, calls
 
 
 def _judge(ctx: RunContext, tracer: Tracer, settings: ToCSettings, verifier: Verifier, reranker, question: str,
