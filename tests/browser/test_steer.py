@@ -119,7 +119,7 @@ def test_a_readings_shortcut_in_the_step_list_ticks_its_change(page, serve):
     wait_done(page)
     expect(last_answer(page)).not_to_contain_text("Vingegaard")
     expect(page.locator("#reasoning li.kind-node.state-pruned", has_text="Jonas Vingegaard")
-           .locator(".rv-steer")).to_have_text("Put back")
+           .locator(".rv-steer")).to_have_text(["Put back"])
 
 
 def chain_script() -> ScriptedLLM:
@@ -147,6 +147,7 @@ def test_a_rewritten_chain_step_continues_the_chain_from_it(page, serve):
     expect(page.locator("#continue-chain")).to_be_visible()
     page.click("#step-choice input")
     page.click("ul[role=listbox] li:has-text('Step 1: Pogacar won twice in a row.')")
+    expect(page.locator("#step-text textarea")).to_have_value("Pogacar won twice in a row.")  # its text now
     page.fill("#step-text textarea", "Vingegaard won twice in a row, in 2022 and 2023.")
     page.click("#continue-chain")
     expect(page.locator("#reasoning .kind-edit")).to_contain_text("You rewrote a step", timeout=30_000)
@@ -167,6 +168,7 @@ def test_a_readings_answer_rewritten_in_the_browser(page, serve):
     wait_done(page)
     page.click("#step-choice input")
     page.click("ul[role=listbox] li:has-text('Jonas Vingegaard')")
+    expect(page.locator("#step-text textarea")).to_have_value("Jonas Vingegaard")  # its answer now
     page.fill("#step-text textarea", "Jonas Vingegaard (his first Tour)")
     page.click("#continue-chain")
     expect(page.locator("#reasoning .kind-edit")).to_contain_text("You edited a reading", timeout=30_000)
@@ -183,8 +185,16 @@ def test_a_reading_clarified_once_more_and_a_readings_question_rewritten(page, s
     ask(page, AQ, method="Tree of Clarifications")
     wait_done(page)
     expect(page.locator("#steer label", has_text="Look for more readings of the question")).to_have_count(1)
-    page.locator("#steer label", has_text="Clarify reading").filter(has_text="Tadej Pogacar").click()
-    page.click("#rewrite")
+    # The step list's shortcut on the reading ticks its change, and the focus goes to Rewrite.
+    label = page.locator("#steer label", has_text="Leave out reading").filter(has_text="Tadej Pogacar").inner_text()
+    kept = page.locator(f"#reasoning li.kind-node.state-kept[data-step={label.split()[3].rstrip(':')}]")
+    expect(kept.locator(".rv-steer")).to_have_text(["Leave out", "Clarify once more"])
+    kept.locator(".rv-steer", has_text="Clarify once more").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#steer label", has_text="Clarify reading").filter(has_text="Tadej Pogacar")
+           .locator("input")).to_be_checked()
+    expect(page.locator("#rewrite")).to_be_focused()
+    page.keyboard.press("Enter")
     expect(page.locator("#reasoning .kind-edit")).to_contain_text("You asked for more readings of", timeout=30_000)
     wait_done(page)
     # The new reading is a node of the tree, under the one expanded, and its answer is in the rewritten answer.
