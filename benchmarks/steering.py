@@ -70,7 +70,8 @@ def simulated_edits(state: RunState, item) -> list:
     supporting = item.supporting_ids()
     if not supporting:
         return []
-    return [DropPassage(passage=p.id) for p in answer.payload.passages if p.id and p.id not in supporting]
+    unsupported = dict.fromkeys(p.id for p in answer.payload.passages if p.id and p.id not in supporting)
+    return [DropPassage(passage=p) for p in unsupported]  # a passage read twice (two hops) is one click
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -498,6 +498,16 @@ def test_the_simulated_person_prunes_readings_without_a_gold_answer_and_drops_un
     dropped = [e.passage for e in simulated_edits(oner, hotpot)]
     assert dropped and not set(dropped) & supporting
     assert len(dropped) == len(oner.final_answer.payload.passages) - len(supporting)
+    # A passage the answer holds twice (a chain read it at two hops) is one click, which the run takes.
+    twice = oner.final_answer.payload.passages
+    answer = oner.final_answer.model_copy(update={"payload": oner.final_answer.payload.model_copy(
+        update={"passages": twice + [next(p for p in twice if p.id == dropped[0]).model_copy(
+            update={"number": len(twice) + 1})]})})
+    doubled = RunState.of(list(oner.events) + [answer])  # the answer step's last event holds it twice
+    assert len(doubled.final_answer.payload.passages) == len(twice) + 1
+    edits = simulated_edits(doubled, hotpot)
+    assert [e.passage for e in edits] == dropped
+    Resumption(doubled, edits)  # no "dropped twice"
 
     records = [{"clicks": 1, "before": {"f1": 0.0}, "after": {"f1": 1.0}, "reanswer_s": 2.0, "first_run_s": 8.0},
                {"clicks": 0, "before": {"f1": 0.5}, "after": {"f1": 0.5}, "first_run_s": 6.0}]
