@@ -16,6 +16,10 @@ An item with nothing to change costs no click and keeps its first answer. Each c
 and ``pipeline ask --from-trace`` apply it (``RunService.resume``: only the answer step is written again, with the
 default model, greedy). Prints, and writes to ``OUT.json`` with every item: the metric before and after (paired
 change, 95% bootstrap interval), clicks per question, and the re-answer's seconds against the first run's.
+
+    python -m benchmarks.steering table OUT.json [OUT.json ...]
+
+prints the Markdown table of docs/benchmarks.md ("Steering") from such files.
 """
 
 from __future__ import annotations
@@ -74,7 +78,32 @@ def simulated_edits(state: RunState, item) -> list:
     return [DropPassage(passage=p) for p in unsupported]  # a passage read twice (two hops) is one click
 
 
+def table(paths: list[Path]) -> str:
+    """The Markdown table of steering results files (``main``'s ``OUT.json``), one row each."""
+    rows = ["| file, method | n | clicks per question | questions changed | before | after | change [95%] | "
+            "re-answer median s | first run median s (same items) | ratio | results |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    names = {"asqa": "ASQA", "hotpotqa": "HotpotQA", "2wikimultihopqa": "2Wiki", "musique": "MuSiQue"}
+    labels = {"toc": "ToC (prune)", "oner": "OneR (drop)", "ircot": "IRCoT (drop)", "kgp": "KGP (drop)"}
+    for path in paths:
+        run = json.loads(Path(path).read_text())
+        s = run["summary"]
+        data = Path(run["data"])
+        split = "test" if "test" in data.parent.name else "dev"
+        change = "{:+.1f} [{:+.1f}, {:+.1f}]".format(*s["change"])
+        rows.append(f"| {names.get(data.stem, data.stem)} {split}, {labels.get(run['method'], run['method'])} | "
+                    f"{s['n']} | {s['clicks_per_question']:.2f} | {s['questions_changed']} | "
+                    f"{'STR-EM' if s['metric'] == 'str_em' else 'F1'} {s['before']} | {s['after']} | {change} | "
+                    f"{s['reanswer_s_median']} | {s['first_run_s_median_of_changed']} | "
+                    f"{s['reanswer_over_first_median']} | [{Path(path).name}](results/steering/{Path(path).name}) |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["table"]:
+        print(table([Path(p) for p in argv[1:]]))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--results", type=Path, required=True)

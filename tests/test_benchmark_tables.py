@@ -342,3 +342,17 @@ def test_ircot_mode_replay_writes_the_mixture_as_a_results_file(tmp_path, monkey
     monkeypatch.setattr("sys.argv", ["ircot_mode_replay", str(sentences), str(hops), "--write", str(out)])
     ircot_mode_replay.main()
     assert [r["prediction"] for r in json.loads(out.read_text())["items"]] == ["h", "s"]
+
+
+def test_the_steering_table_has_a_row_per_results_file_with_its_split_metric_and_link(tmp_path, capsys):
+    from benchmarks.steering import main, summarize
+
+    records = [{"clicks": 2, "before": {"f1": 0.0}, "after": {"f1": 1.0}, "reanswer_s": 2.0, "first_run_s": 20.0},
+               {"clicks": 0, "before": {"f1": 0.5}, "after": {"f1": 0.5}, "first_run_s": 6.0}]
+    path = tmp_path / "musique-test-kgp-first20.json"
+    path.write_text(json.dumps({"data": "data/eval-test/musique.jsonl", "method": "kgp",
+                                "summary": summarize(records, "f1")}))
+    assert main(["table", str(path)]) == 0
+    row = capsys.readouterr().out.splitlines()[-1]
+    assert row.startswith("| MuSiQue test, KGP (drop) | 2 | 1.00 | 1 | F1 25.0 | 75.0 | +50.0 [")
+    assert row.endswith("| 2.0 | 20.0 | 0.1 | [musique-test-kgp-first20.json](results/steering/musique-test-kgp-first20.json) |")
