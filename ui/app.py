@@ -270,7 +270,8 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
             session.offers = readings
         return (gr.update(choices=choices, value=[]), gr.update(visible=bool(choices)),
                 gr.Dataset(samples=[[r] for r in readings], visible=bool(readings)),
-                gr.update(choices=steps, value=None), gr.update(value=""), gr.update(visible=bool(steps)))
+                gr.update(choices=steps, value=None), gr.update(value=""), gr.update(visible=bool(steps)),
+                steering.offered_steps(steps))
 
     def ask_reading(index, session: Session | None):
         """A "Did you mean?" reading clicked: its clarified question asked alone, with OneR (the reading is one
@@ -358,6 +359,7 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
                                                      "or a sentence (empty deletes a sentence)",
                                                lines=1, max_lines=3, elem_id="step-text")
                         continue_button = gr.Button("Rewrite from this step", elem_id="continue-chain")
+                        step_offers = gr.HTML("", elem_id="step-offers", elem_classes=["rv-hidden"])
                     did_you_mean = gr.Dataset(label="Did you mean? Click a reading to ask it alone (with OneR)",
                                               components=["textbox"], headers=["Reading"], samples=[],
                                               type="index", visible=False, elem_id="did-you-mean")
@@ -441,7 +443,7 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
                                        queue=False, api_name="example").then
         reading_asked = did_you_mean.click(ask_reading, [did_you_mean, session], [question, method], queue=False,
                                            api_name="ask_reading").then
-        offers = [steer, steer_panel, did_you_mean, step_choice, step_text, step_panel]
+        offers = [steer, steer_panel, did_you_mean, step_choice, step_text, step_panel, step_offers]
         for trigger in (ask_button.click, question.submit, example_asked, reading_asked):
             trigger(submit, [question, chat, session], [question, chat, session], concurrency_limit=None,
                     show_progress="hidden", api_name="submit").success(

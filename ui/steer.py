@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.edits import EditError, EditStep, parse_edit
-from pipeline.escaping import plain
+from pipeline.escaping import esc, plain
 from pipeline.fold import RunState
 from pipeline.methods import METHODS
 from pipeline.payloads import ActionPayload, HopPayload, NodePayload, SubQuestionPayload, VisitPayload
@@ -76,7 +76,8 @@ def edit_choices(state: RunState | None) -> list[tuple[str, str]]:
 def step_choices(state: RunState | None) -> list[tuple[str, str]]:
     """(label, step) for each step of a finished run a person may rewrite: a tree's kept readings (ToC: a new
     short answer, step id ``n4``, or a new clarified question, ``n4:question``), a chain's reasoning sentences and
-    hops (IRCoT: continued from there), in the order they ran."""
+    hops (IRCoT: continued from there), in the order they ran. Each label names its step id, by which the step
+    list's "Rewrite" shortcut (ui/assets/steer.js) finds it."""
     answer = state.final_answer if state is not None else None
     if answer is None or answer.method not in METHODS:
         return []
@@ -94,11 +95,18 @@ def step_choices(state: RunState | None) -> list[tuple[str, str]]:
         if state.steps.get(event.id) is not event:  # an earlier event of a step: its last one is shown
             continue
         if isinstance(payload, HopPayload) and payload.sentence:
-            steps.append((f"Step {payload.step}: {_short(payload.sentence)}", event.id))
+            steps.append((f"Step {payload.step} ({event.id}): {_short(payload.sentence)}", event.id))
         elif isinstance(payload, SubQuestionPayload) and payload.found is not None:
             said = payload.answer if payload.found else "not found"
-            steps.append((f"Hop {payload.step}: {_short(f'{payload.question} → {said}')}", event.id))
+            steps.append((f"Hop {payload.step} ({event.id}): {_short(f'{payload.question} → {said}')}", event.id))
     return steps
+
+
+def offered_steps(steps: list[tuple[str, str]]) -> str:
+    """The step ids of ``step_choices``, for the step list's "Rewrite" shortcuts (ui/assets/steer.js) to know
+    which steps to offer, as a hidden element's attribute (escaped: a replayed trace's ids are anyone's text)."""
+    ids = " ".join(dict.fromkeys(value for _, value in steps if not value.endswith(QUESTION)))
+    return f'<div class="step-offers" data-steps="{esc(ids)}"></div>'
 
 
 def step_edit(state: RunState | None, step: str | None, text: str | None) -> list[str]:

@@ -4,6 +4,8 @@ passage dropped, and a "Did you mean?" reading asked alone."""
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import expect
 
 from tests.browser.test_app import AQ, Q23, Q24, ask, last_answer, open_app, wait_done
@@ -145,9 +147,15 @@ def test_a_rewritten_chain_step_continues_the_chain_from_it(page, serve):
     wait_done(page)
     expect(last_answer(page)).to_contain_text("Tadej Pogacar")
     expect(page.locator("#continue-chain")).to_be_visible()
-    page.click("#step-choice input")
-    page.click("ul[role=listbox] li:has-text('Step 1: Pogacar won twice in a row.')")
+    # The step list's shortcut on the sentence chooses it under the answer, shows its text and focuses it.
+    sentence = page.locator("#reasoning li.kind-hop", has_text="Pogacar won twice in a row.").last
+    shortcut = sentence.locator(":scope > .rv-card .rv-steer")
+    expect(shortcut).to_have_text(["Rewrite"])
+    shortcut.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#step-choice input")).to_have_value(re.compile(r"^Step 1 \(\w+\): Pogacar won twice"))
     expect(page.locator("#step-text textarea")).to_have_value("Pogacar won twice in a row.")  # its text now
+    expect(page.locator("#step-text textarea")).to_be_focused()
     page.fill("#step-text textarea", "Vingegaard won twice in a row, in 2022 and 2023.")
     page.click("#continue-chain")
     expect(page.locator("#reasoning .kind-edit")).to_contain_text("You rewrote a step", timeout=30_000)
@@ -188,7 +196,7 @@ def test_a_reading_clarified_once_more_and_a_readings_question_rewritten(page, s
     # The step list's shortcut on the reading ticks its change, and the focus goes to Rewrite.
     label = page.locator("#steer label", has_text="Leave out reading").filter(has_text="Tadej Pogacar").inner_text()
     kept = page.locator(f"#reasoning li.kind-node.state-kept[data-step={label.split()[3].rstrip(':')}]")
-    expect(kept.locator(".rv-steer")).to_have_text(["Leave out", "Clarify once more"])
+    expect(kept.locator(":scope > .rv-card .rv-steer")).to_have_text(["Leave out", "Clarify once more", "Rewrite"])
     kept.locator(".rv-steer", has_text="Clarify once more").focus()
     page.keyboard.press("Enter")
     expect(page.locator("#steer label", has_text="Clarify reading").filter(has_text="Tadej Pogacar")

@@ -1,19 +1,33 @@
-// Shortcuts on the readings of a tree in the step list (#reasoning): "Leave out" and "Clarify once more" on a
-// kept reading, "Put back" on a pruned one. A click (or Enter/Space: they are buttons) ticks the matching change
-// in "Change the answer" (#steer, ui/steer.py) and moves the focus to "Rewrite the answer". The server checks every
-// change again against the run it showed, so a button is a shortcut, never a permission.
+// Shortcuts on the steps of a finished run in the step list (#reasoning), each the same change as one offered under
+// the answer (ui/steer.py):
+// - on a tree's reading: "Leave out", "Clarify once more" (kept) or "Put back" (pruned) tick its change in "Change
+//   the answer" (#steer); "Rewrite" chooses it in "Rewrite a step" (#step-choice);
+// - on a walk's visited passage: "Read too" ticks its change;
+// - on a chain's sentence or hop: "Rewrite" chooses it in "Rewrite a step".
+// A click (or Enter/Space: they are buttons) ticks or chooses, then moves the focus to what comes next (Rewrite the
+// answer, or the step's new text). The server checks every change again against the run it showed, so a button is
+// a shortcut, never a permission.
 (() => {
-  // Each shortcut: its text, its tooltip, and what the label of its change in #steer starts with and holds.
-  const SHORTCUTS = [
-    { text: "Leave out", starts: "Leave out reading", holds: (step) => `reading ${step}:`,
+  const REWRITE_TIP = "Choose this step in Rewrite a step: give its new text there, then press Rewrite from this step.";
+  // Ticking shortcuts: the item they sit on, their text and tooltip, and how the label of their change starts and
+  // what it holds.
+  const TICKS = [
+    { on: "li.kind-node", text: "Leave out", starts: "Leave out reading", holds: (step) => `reading ${step}:`,
       tip: "Tick this reading to be left out of the answer, then press Rewrite the answer: only the answer is written again." },
-    { text: "Put back", starts: "Put back reading", holds: (step) => `reading ${step}:`,
+    { on: "li.kind-node", text: "Put back", starts: "Put back reading", holds: (step) => `reading ${step}:`,
       tip: "Tick this pruned reading to be put back into the answer, then press Rewrite the answer: only the answer is written again." },
-    { text: "Clarify once more", starts: "Clarify reading", holds: (step) => `reading ${step} once more:`,
+    { on: "li.kind-node", text: "Clarify once more", starts: "Clarify reading", holds: (step) => `reading ${step} once more:`,
       tip: "Tick this reading to be clarified once more over the passages already found, then press Rewrite the answer: its new readings are verified and answered too." },
+    { on: "li.kind-visit", text: "Read too", starts: "Read visited passage", holds: (step) => `passage ${step} too:`,
+      tip: "Tick this visited passage to be read with the answer's passages, then press Rewrite the answer." },
+  ];
+  // Choosing shortcuts: the item, and the text of its option in #step-choice (ui.steer.step_choices' labels).
+  const PICKS = [
+    { on: "li.kind-node", option: (step) => `Reading ${step}, its answer:` },
+    { on: "li.kind-hop, li.kind-subquestion", option: (step) => `(${step}):` },
   ];
 
-  function changeFor(shortcut, step) {
+  function ticked(shortcut, step) {
     const steer = document.getElementById("steer");
     if (!steer) return null;
     const wanted = shortcut.holds(step);
@@ -23,37 +37,71 @@
     }) || null;
   }
 
-  function tick(label) {
+  function rewritable(step) {
+    const offers = document.querySelector("#step-offers .step-offers");
+    const panel = document.getElementById("continue-chain");
+    if (!offers || !panel || panel.offsetParent === null) return false;
+    return (offers.getAttribute("data-steps") || "").split(" ").includes(step);
+  }
+
+  function tick(shortcut, step) {
+    const label = ticked(shortcut, step);  // looked up again: the list may have been redrawn
+    if (!label) return;
     const box = label.querySelector("input[type=checkbox]");
     if (box && !box.checked) label.click();
     const rewrite = document.getElementById("rewrite");
     if (rewrite) rewrite.focus();
   }
 
+  function pick(shortcut, step) {
+    const input = document.querySelector("#step-choice input");
+    if (!input) return;
+    input.focus();
+    input.click();  // opens the options
+    let tries = 0;
+    const choose = () => {
+      const wanted = shortcut.option(step);
+      const item = Array.from(document.querySelectorAll("ul[role=listbox] li"))
+        .find((li) => li.textContent.includes(wanted));
+      if (!item && tries++ < 20) {
+        requestAnimationFrame(choose);
+        return;
+      }
+      if (item) item.dispatchEvent(new MouseEvent("mousedown", { bubbles: true, cancelable: true }));
+      const text = document.querySelector("#step-text textarea");
+      if (text) text.focus();
+    };
+    requestAnimationFrame(choose);
+  }
+
+  function button(text, tip, action) {
+    const made = document.createElement("button");
+    made.type = "button";
+    made.className = "rv-steer";
+    made.textContent = text;
+    made.title = tip;
+    made.addEventListener("click", (event) => {
+      event.stopPropagation();
+      action();
+    });
+    return made;
+  }
+
   function decorate() {
     const list = document.getElementById("reasoning");
     if (!list) return;
-    list.querySelectorAll("li.kind-node[data-step]").forEach((item) => {
+    list.querySelectorAll("li[data-step]").forEach((item) => {
       const title = item.querySelector(":scope > .rv-card > .rv-title");
       if (!title) return;
       const step = item.getAttribute("data-step");
-      const offered = SHORTCUTS.filter((shortcut) => changeFor(shortcut, step));
+      const offered = TICKS.filter((s) => item.matches(s.on) && ticked(s, step))
+        .map((s) => ({ text: s.text, tip: s.tip, action: () => tick(s, step) }));
+      PICKS.filter((s) => item.matches(s.on) && rewritable(step))
+        .forEach((s) => offered.push({ text: "Rewrite", tip: REWRITE_TIP, action: () => pick(s, step) }));
       const shown = Array.from(title.querySelectorAll(":scope > .rv-steer"));
       if (shown.map((b) => b.textContent).join("|") === offered.map((s) => s.text).join("|")) return;
-      shown.forEach((button) => button.remove());
-      offered.forEach((shortcut) => {
-        const button = document.createElement("button");
-        button.type = "button";
-        button.className = "rv-steer";
-        button.textContent = shortcut.text;
-        button.title = shortcut.tip;
-        button.addEventListener("click", (event) => {
-          event.stopPropagation();
-          const label = changeFor(shortcut, step);  // looked up again: the list may have been redrawn
-          if (label) tick(label);
-        });
-        title.appendChild(button);
-      });
+      shown.forEach((old) => old.remove());
+      offered.forEach((s) => title.appendChild(button(s.text, s.tip, s.action)));
     });
   }
 
