@@ -223,3 +223,24 @@ def test_a_reading_clarified_once_more_and_a_readings_question_rewritten(page, s
     wait_done(page)
     expect(last_answer(page)).to_contain_text("the men's race? Jonas Vingegaard")
     expect(page.locator("#chat .message-row.user-row").last).to_contain_text("asking")
+
+
+def test_a_visited_passage_read_too_from_the_step_list(page, serve):
+    from tests.browser.test_kgp import CYCLING, KGP, kgp_model
+
+    open_app(page, serve(kgp_model("Who won the 2023 Tour de France?", "Jonas Vingegaard won in 2023 [1]."),
+                         notes=CYCLING))
+    ask(page, "Who won the Tour de France the year before Pogacar's third win?", method=KGP)
+    wait_done(page)
+    shortcut = page.locator("#reasoning li.kind-visit .rv-steer", has_text="Read too").first
+    expect(shortcut).to_have_attribute("title", "Tick this visited passage to be read with the answer's passages, "
+                                                "then press Rewrite the answer.")
+    visit = shortcut.locator("xpath=ancestor::li[contains(@class, 'kind-visit')][1]").get_attribute("data-step")
+    shortcut.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#steer label", has_text=f"Read visited passage {visit} too:").locator("input")).to_be_checked()
+    expect(page.locator("#rewrite")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#reasoning .kind-edit")).to_contain_text("You pinned", timeout=30_000)
+    wait_done(page)
+    expect(page.locator("#chat .message-row.bot-row")).to_have_count(2)
