@@ -34,6 +34,7 @@ from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, Compar
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
 from pipeline.retrieval import deduplicate
 from pipeline.text import normalize_answer
+from pipeline.untrusted import neutralise
 
 if TYPE_CHECKING:
     from pipeline.methods.ircot.chain import IRCoTSettings
@@ -190,6 +191,9 @@ def read_answer(hop: Hop, reply: str) -> None:
         else:
             hop.note = f"The reply names passage [{named}], which was not retrieved."
         return
+    if instruction_like(answer):
+        hop.note = INSTRUCTION_NOTE.format(answer[:120])
+        return
     holders = [n for n, doc in enumerate(hop.passages, 1) if holds(doc, answer)]
     if not holders:
         hop.note = f"\"{answer}\" is in no retrieved passage: not used."
@@ -201,11 +205,26 @@ def read_answer(hop: Hop, reply: str) -> None:
 
 
 def holds(doc: Document, answer: str) -> bool:
-    """Whether ``doc`` (its title or text) holds ``answer``: its normalised words in a row, or each of them
-    somewhere in the passage ("Stevenson, Adlai" for "Adlai Stevenson")."""
+    """Whether ``doc`` (its title or text, as a prompt shows it) holds ``answer``: its normalised words in a row,
+    or each of them somewhere in the passage ("Stevenson, Adlai" for "Adlai Stevenson").
+
+    A hop's answer goes into the next hop's question, so it must be data: text that only an instruction of the
+    passage holds (removed from the prompt's copy by ``pipeline.untrusted.neutralise``) holds nothing, and an
+    answer that reads like an instruction itself (``instruction_like``) is held by no passage."""
+    if instruction_like(answer):
+        return False
     needle = normalize_answer(answer)
-    text = normalize_answer(f"{doc.metadata.get('title', '')} {doc.page_content}")
+    text = normalize_answer(neutralise(f"{doc.metadata.get('title', '')} {doc.page_content}").text)
     return bool(needle) and (f" {needle} " in f" {text} " or set(needle.split()) <= set(text.split()))
+
+
+def instruction_like(answer: str) -> bool:
+    """Whether a hop's answer reads like an instruction, a chat turn or markup rather than a name, a date or a
+    number (``pipeline.untrusted.neutralise`` flags it)."""
+    return neutralise(answer).flagged
+
+
+INSTRUCTION_NOTE = "“{}” reads like an instruction, not an answer: not used."
 
 
 def conclusion(question: str, plan: Plan, hops: dict[int, Hop],
