@@ -107,29 +107,37 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         limit of ``admission`` is recorded for ``admit``, which tells the person."""
         session = session_of(session)
         question = (question or "").strip()
+        if not let_in(request, session, "" if question else "Type a question first."):
+            return gr.skip(), gr.skip(), session
+        session.question = question
+        return "", history + [{"role": "user", "content": md_safe(question)}], session
+
+    def let_in(request: gr.Request, session: Session, refusal: str = "") -> bool:
+        """Whether a question or a rewrite of ``session`` may take a place in the waiting line (a run of the
+        model): not when ``refusal`` says why not, the person signed out or has a run going (a notice says so),
+        nor over a limit of ``admission`` (recorded for ``admit``, which tells the person; the question stays in
+        its box). Let in now, before the run waits for its turn, so that the waiting line and each person's share
+        stay bounded; the session is then running."""
         try:
             session.person = person_of(request).name
         except SignedOut as exc:
             gr.Warning(str(exc), duration=6)
-            return gr.skip(), gr.skip(), session
-        if not question or session.running:
-            gr.Warning("Type a question first." if not question else
+            return False
+        if refusal or session.running:
+            gr.Warning(refusal if not session.running else
                        "Your previous question is still being answered: wait for it, or press Stop.", duration=6)
-            return gr.skip(), gr.skip(), session
-        # Let in now, before the question waits for its turn, so that the waiting line and each person's share
-        # stay bounded. Over a limit the question stays in its box and ``admit`` says why.
+            return False
         entered = admission.enter(session.person)
         if isinstance(entered, str):
             session.refusal = entered
-            return gr.skip(), gr.skip(), session
+            return False
         admission.leave(tickets.pop(request.session_hash, None))  # an older one whose run never came
         tickets[request.session_hash] = entered
         if people.mode == SHARED:  # the model's turns go round people, however many tabs each one asks in
             share_model_turns(session.cancel, session.person)
         session.running = True
         session.cancel.clear()
-        session.question = question
-        return "", history + [{"role": "user", "content": md_safe(question)}], session
+        return True
 
     def admit(session: Session | None):
         """Between ``submit`` and ``answer``: a question over a limit ends its chain here, with a notice, so that
@@ -200,33 +208,17 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         checks and limits: a rewrite runs the model as a question does), with the person's request as a chat
         line; ``rewrite`` runs it in its turn."""
         session = session_of(session)
-        try:
-            session.person = person_of(request).name
-        except SignedOut as exc:
-            gr.Warning(str(exc), duration=6)
+        refusal = ("There is no answer to change: ask a question first." if session.last is None else
+                   "Tick at least one change first." if not chosen else "")
+        if not refusal:
+            try:  # a choice that is no edit at all (a forged request) is told here, before it takes a place
+                steering.parse_choices(chosen)
+            except ValueError as exc:
+                refusal = str(exc)
+        if not let_in(request, session, refusal):
             return gr.skip(), session
-        if session.running or session.last is None or not chosen:
-            gr.Warning("Your previous question is still being answered: wait for it, or press Stop."
-                       if session.running else "There is no answer to change: ask a question first."
-                       if session.last is None else "Tick at least one change first.", duration=6)
-            return gr.skip(), session
-        try:  # a choice that is no edit at all (a forged request) is told here, before it takes a place
-            steering.parse_choices(chosen)
-        except ValueError as exc:
-            gr.Warning(str(exc), duration=8)
-            return gr.skip(), session
-        line = steering.describe(chosen, steering.edit_choices(session.last))
-        entered = admission.enter(session.person)
-        if isinstance(entered, str):
-            session.refusal = entered
-            return gr.skip(), session
-        admission.leave(tickets.pop(request.session_hash, None))
-        tickets[request.session_hash] = entered
-        if people.mode == SHARED:
-            share_model_turns(session.cancel, session.person)
-        session.running = True
-        session.cancel.clear()
         session.edits = list(chosen)
+        line = steering.describe(chosen, steering.edit_choices(session.last))
         return history + [{"role": "user", "content": md_safe(line)}], session
 
     def rewrite(request: gr.Request, history: list, session: Session, model, *values):
