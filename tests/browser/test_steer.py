@@ -1,6 +1,8 @@
 """Steering an answer in a real headless Chromium (issue 35): a reading of a tree left out and the answer rewritten
 without it, the picture and the step list showing the edit, the rewritten run's trace replayed with the edit, a
-passage dropped, and a "Did you mean?" reading asked alone."""
+passage dropped, and a "Did you mean?" reading asked alone; a reading clarified once more and its question
+rewritten; and the step list's buttons for each change (a reading's, a chain step's, a visited passage's, an answer
+passage's, a page sentence's), by keyboard and mouse."""
 
 from __future__ import annotations
 
@@ -244,3 +246,44 @@ def test_a_visited_passage_read_too_from_the_step_list(page, serve):
     expect(page.locator("#reasoning .kind-edit")).to_contain_text("You pinned", timeout=30_000)
     wait_done(page)
     expect(page.locator("#chat .message-row.bot-row")).to_have_count(2)
+
+
+def test_a_passage_of_the_answer_dropped_from_its_own_button(page, serve):
+    open_app(page, serve(tree_script().llm))
+    ask(page, AQ, method="Tree of Clarifications")
+    wait_done(page)
+    answer = page.locator("#reasoning li.kind-answer").last
+    answer.locator(".rv-passages summary").first.click()
+    drop = answer.locator(".rv-passages li").first.locator(".rv-steer")
+    expect(drop).to_have_text("Drop")
+    expect(drop).to_have_attribute("title", "Tick this passage to be dropped from the answer's evidence, then press "
+                                            "Rewrite the answer: the answer is written again without it.")
+    drop.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#steer label", has_text="Drop passage [1]:").locator("input")).to_be_checked()
+    expect(page.locator("#rewrite")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#reasoning .kind-edit")).to_contain_text("You dropped passage [1]", timeout=30_000)
+    wait_done(page)
+
+
+def test_a_sentence_the_web_agent_showed_added_as_a_fact_from_its_own_button(page, serve):
+    from tests.test_webagent import FINISH, Agent, load, quote, search
+
+    agent = Agent([search("tour de france 2024"), load(1), quote(1), FINISH], answer="Tadej Pogacar [1].")
+    page_text = ("Tadej Pogacar won the 2024 Tour de France. It was his third overall victory. "
+                 "He also won the Giro d'Italia that year.")
+    open_app(page, serve(agent.llm, notes=[("Tour de France 2024", page_text)]))
+    ask(page, Q24, method="Web agent")
+    wait_done(page)
+    window = page.locator("#reasoning li.kind-action .rv-window").first
+    window.locator("summary").click()
+    add = window.locator("ol > li .rv-steer", has_text="Add as fact").first
+    expect(add).to_be_visible()
+    step = add.locator("xpath=ancestor::li[@data-step][1]").get_attribute("data-step")
+    number = add.locator("xpath=..").get_attribute("value")
+    add.click()
+    expect(page.locator("#steer label", has_text=f"({step}, sentence {number}):").locator("input")).to_be_checked()
+    page.click("#rewrite")
+    expect(page.locator("#reasoning .kind-edit")).to_contain_text("You added a fact", timeout=30_000)
+    wait_done(page)

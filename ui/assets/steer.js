@@ -3,7 +3,8 @@
 // - on a tree's reading: "Leave out", "Clarify once more" (kept) or "Put back" (pruned) tick its change in "Change
 //   the answer" (#steer); "Rewrite" chooses it in "Rewrite a step" (#step-choice);
 // - on a walk's visited passage: "Read too" ticks its change;
-// - on a chain's sentence or hop: "Rewrite" chooses it in "Rewrite a step".
+// - on a chain's sentence or hop: "Rewrite" chooses it in "Rewrite a step";
+// - on a passage of the answer: "Drop"; on a sentence of a page the web agent showed: "Add as fact" (both tick).
 // A click (or Enter/Space: they are buttons) ticks or chooses, then moves the focus to what comes next (Rewrite the
 // answer, or the step's new text). The server checks every change again against the run it showed, so a button is
 // a shortcut, never a permission.
@@ -28,13 +29,7 @@
   ];
 
   function ticked(shortcut, step) {
-    const steer = document.getElementById("steer");
-    if (!steer) return null;
-    const wanted = shortcut.holds(step);
-    return Array.from(steer.querySelectorAll("label")).find((label) => {
-      const text = label.textContent.trim();
-      return text.startsWith(shortcut.starts) && text.includes(wanted);
-    }) || null;
+    return label(shortcut.starts, shortcut.holds(step));
   }
 
   function rewritable(step) {
@@ -44,13 +39,16 @@
     return (offers.getAttribute("data-steps") || "").split(" ").includes(step);
   }
 
-  function tick(shortcut, step) {
-    const label = ticked(shortcut, step);  // looked up again: the list may have been redrawn
-    if (!label) return;
-    const box = label.querySelector("input[type=checkbox]");
-    if (box && !box.checked) label.click();
+  function tickLabel(found) {
+    const box = found.querySelector("input[type=checkbox]");
+    if (box && !box.checked) found.click();
     const rewrite = document.getElementById("rewrite");
     if (rewrite) rewrite.focus();
+  }
+
+  function tick(shortcut, step) {
+    const found = ticked(shortcut, step);  // looked up again: the list may have been redrawn
+    if (found) tickLabel(found);
   }
 
   function pick(shortcut, step) {
@@ -87,7 +85,53 @@
     return made;
   }
 
+  // Shortcuts inside a card: on each passage of the last answer ("Drop", the passage's number in the answer), and
+  // on each sentence of a page window the web agent showed ("Add as fact", the step and the sentence's number).
+  const INNER = [
+    { items: () => {
+        const answers = document.querySelectorAll("#reasoning li.kind-answer[data-step]");
+        const last = answers[answers.length - 1];
+        return last ? Array.from(last.querySelectorAll(":scope > .rv-card .rv-passages li")) : [];
+      },
+      text: "Drop", starts: "Drop passage",
+      holds: (li) => `${(li.querySelector(":scope > .rv-passage-title") || {}).textContent || "?"}:`,
+      tip: "Tick this passage to be dropped from the answer's evidence, then press Rewrite the answer: the answer is written again without it." },
+    { items: () => Array.from(document.querySelectorAll("#reasoning li.kind-action[data-step] .rv-window ol > li")),
+      text: "Add as fact", starts: "Add as a fact",
+      holds: (li) => `(${li.closest("li[data-step]").getAttribute("data-step")}, sentence ${li.getAttribute("value")}):`,
+      tip: "Tick this sentence to be added to the agent's facts, then press Rewrite the answer: the answer is written again with it." },
+  ];
+
+  function label(starts, wanted) {
+    const steer = document.getElementById("steer");
+    if (!steer) return null;
+    return Array.from(steer.querySelectorAll("label")).find((found) => {
+      const text = found.textContent.trim();
+      return text.startsWith(starts) && text.includes(wanted);
+    }) || null;
+  }
+
+  function decorateInner() {
+    INNER.forEach((shortcut) => shortcut.items().forEach((li) => {
+      const old = li.querySelector(":scope > .rv-steer");
+      const offered = label(shortcut.starts, shortcut.holds(li));
+      if (Boolean(old) === Boolean(offered)) return;
+      if (old) {
+        old.remove();
+        return;
+      }
+      const made = button(shortcut.text, shortcut.tip, () => {
+        const found = label(shortcut.starts, shortcut.holds(li));
+        if (found) tickLabel(found);
+      });
+      const title = li.querySelector(":scope > .rv-passage-title");
+      if (title) title.after(made);
+      else li.prepend(made);
+    }));
+  }
+
   function decorate() {
+    decorateInner();
     const list = document.getElementById("reasoning");
     if (!list) return;
     list.querySelectorAll("li[data-step]").forEach((item) => {
