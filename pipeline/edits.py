@@ -147,17 +147,18 @@ _EDITS = TypeAdapter(list[Edit])
 # The short forms of the command line: ACTION:TARGET[:FIELD=TEXT].
 _ALIASES = {"prune": "prune", "restore": "restore", "edit": "edit_reading", "edit_reading": "edit_reading",
             "drop": "drop_passage", "drop_passage": "drop_passage", "step": "edit_step", "edit_step": "edit_step",
-            "expand": "expand", "pin": "pin_passage", "pin_passage": "pin_passage", "fact": "add_fact", "add_fact": "add_fact"}
-USAGE = ("prune:STEP, restore:STEP, edit:STEP:answer=TEXT, edit:STEP:question=TEXT, expand:STEP, drop:N or drop:PASSAGE_ID, "
-         "step:STEP=TEXT (a chain's step rewritten, empty TEXT deletes a sentence), pin:VISIT (a visited passage read), "
-         "fact:STEP:N (sentence N of the page a browsing step showed, added as a fact)")
+            "expand": "expand", "pin": "pin_passage", "pin_passage": "pin_passage", "fact": "add_fact",
+            "add_fact": "add_fact"}
+USAGE = ("prune:STEP, restore:STEP, edit:STEP:answer=TEXT, edit:STEP:question=TEXT, expand:STEP, drop:N or "
+         "drop:PASSAGE_ID, step:STEP=TEXT (a chain's step rewritten, empty TEXT deletes a sentence), pin:VISIT (a "
+         "visited passage read), fact:STEP:N (sentence N of the page a browsing step showed, added as a fact)")
 
 
 def parse_edit(text: str) -> Edit:
     """An edit from its command-line form: ``prune:n4``, ``restore:n7``, ``edit:n4:answer=Mark Carney``,
-    ``edit:n4:question=Who ...?``, ``expand:n4`` (a reading, or the root, clarified once more), ``drop:3`` (passage [3] of the answer), ``drop:PASSAGE_ID`` or
-    ``step:h2=TEXT`` (a chain's step rewritten; ``step:h2=`` deletes a sentence). ``EditError`` when it is none
-    of these."""
+    ``edit:n4:question=Who ...?``, ``expand:n4`` (a reading, or the root, clarified once more), ``drop:3``
+    (passage [3] of the answer), ``drop:PASSAGE_ID`` or ``step:h2=TEXT`` (a chain's step rewritten; ``step:h2=``
+    deletes a sentence). ``EditError`` when it is none of these."""
     action, _, rest = text.strip().partition(":")
     name = _ALIASES.get(action.strip().lower())
     if name is None or not rest.strip():

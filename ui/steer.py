@@ -45,7 +45,7 @@ def edit_choices(state: RunState | None) -> list[tuple[str, str]]:
     for step_id, node in state.steps_of(NodePayload):
         reading = _short(f"{node.question} → {node.answer}" if node.answer else node.question)
         if node.state == "root" and "expand" in allowed:
-            choices.append(("Look for more readings of the question in the passages not read yet",
+            choices.append(("Look for more readings of the question (clarify it once more)",
                             f"expand:{step_id}"))
         elif node.state in ("kept", "restored") and "prune" in allowed:
             choices.append((f"Leave out reading {step_id}: {reading}", f"prune:{step_id}"))
@@ -119,7 +119,8 @@ def step_edit(state: RunState | None, step: str | None, text: str | None) -> lis
     found = state.steps.get(node) if state is not None else None
     if found is not None and isinstance(found.payload, NodePayload):
         if not text:
-            raise EditError(f"Give the reading's new {'clarified question' if field == 'question' else 'short answer'}.")
+            wanted = "clarified question" if field == "question" else "short answer"
+            raise EditError(f"Give the reading's new {wanted}.")
         return [f"edit:{node}:{field}={text}"]
     return [f"step:{step}={text}"]
 

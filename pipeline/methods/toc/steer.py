@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Iterator
 from langchain_core.documents import Document
 
 from models.rerankers import RankFusionReranker
-
 from pipeline.context import RunContext
 from pipeline.edits import ExpandNode
 from pipeline.events import StepEvent, Tracer
