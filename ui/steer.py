@@ -34,9 +34,10 @@ def _short(text: str) -> str:
 
 def edit_choices(state: RunState | None) -> list[tuple[str, str]]:
     """(label, edit) for each change a person may make to the finished run ``state``: prune a kept reading,
-    restore a pruned one, clarify a kept reading or the question once more (ToC), drop a passage of the answer (every method that read passages), pin a passage the
-    walk visited but the reader did not read (KGP), add a sentence of a page the agent read as a fact (the web
-    agent; the latest ``MAX_SENTENCES``). Empty when the run has no answer."""
+    restore a pruned one, clarify a kept reading or the question once more (ToC), drop a passage of the answer
+    (every method that read passages), pin a passage the walk visited but the reader did not read (KGP), add a
+    sentence of a page the agent read as a fact (the web agent; the latest ``MAX_SENTENCES``). Empty when the run
+    has no answer."""
     answer = state.final_answer if state is not None else None
     if answer is None or answer.method not in METHODS:
         return []
@@ -115,7 +116,7 @@ def step_edit(state: RunState | None, step: str | None, text: str | None) -> lis
     if not step:
         raise EditError("Choose the step to rewrite first.")
     text = " ".join((text or "").split())
-    node, field = (step[: -len(QUESTION)], "question") if step.endswith(QUESTION) else (step, "answer")
+    node, field = _step_field(step)
     found = state.steps.get(node) if state is not None else None
     if found is not None and isinstance(found.payload, NodePayload):
         if not text:
@@ -125,11 +126,16 @@ def step_edit(state: RunState | None, step: str | None, text: str | None) -> lis
     return [f"step:{step}={text}"]
 
 
+def _step_field(step: str) -> tuple[str, str]:
+    """A ``step_choices`` value as (step id, what of a reading is rewritten: "question" or "answer")."""
+    return (step[: -len(QUESTION)], "question") if step.endswith(QUESTION) else (step, "answer")
+
+
 def step_text(state: RunState | None, step: str | None) -> str:
     """The text the step ``step`` (a ``step_choices`` value) of ``state`` has now, for the person to rewrite: a
     reading's short answer or clarified question, a chain's sentence or a hop's answer; "" for anything else."""
-    node, field = (step[: -len(QUESTION)], "question") if step and step.endswith(QUESTION) else (step, "answer")
-    found = state.steps.get(node or "") if state is not None else None
+    node, field = _step_field(step or "")
+    found = state.steps.get(node) if state is not None else None
     payload = found.payload if found is not None else None
     if isinstance(payload, NodePayload):
         text = payload.question if field == "question" else payload.answer
