@@ -355,11 +355,11 @@ def _reading(node: NodePayload) -> str:
 
 
 def targets(state: RunState) -> list[str]:
-    """What a person may edit in a finished run, one line each: its readings (step id, state, question and
-    answer), its chain's sentences and hops (step id), and the passages of its answer (number and id), for
-    ``pipeline ask --from-trace`` without edits."""
-    lines = [f"{step_id}  {node.state:<8} {_reading(node)}" for step_id, node in state.steps_of(NodePayload)
-             if node.state != "root"]
+    """What a person may edit in a finished run, one line each: its tree's root and readings (step id, state,
+    question and answer: the root may be expanded, a reading pruned, restored, edited or expanded), its chain's
+    sentences and hops (step id), and the passages of its answer (number and id), for ``pipeline ask
+    --from-trace`` without edits."""
+    lines = [f"{step_id}  {node.state:<8} {_reading(node)}" for step_id, node in state.steps_of(NodePayload)]
     lines += [f"{step_id}  step {hop.step}  {hop.sentence}" for step_id, hop in state.steps_of(HopPayload)
               if hop.sentence]
     lines += [f"{step_id}  hop {hop.step}   {hop.question} → {hop.answer or 'not found'}"

@@ -332,6 +332,8 @@ def test_the_cli_resumes_a_saved_trace_with_edits_and_saves_the_new_trace(toc_ru
     assert cli.main(base) == 0  # without edits: what may be edited, nothing written
     listed = capsys.readouterr().out
     assert f"{pruned}  kept     {Q24} → Tadej Pogacar" in listed and f"{kept}  pruned" in listed
+    root = next(i for i, n in run.state.steps_of(NodePayload) if n.state == "root")
+    assert f"{root}  root     {AQ}" in listed  # the question may be clarified once more (expand)
     assert sorted(p.name for p in folder.iterdir()) == [trace.name]
 
     assert cli.main([*base, "--edit", f"prune:{pruned}", "--edits", str(edits)]) == 0
