@@ -33,6 +33,16 @@ def tree_script() -> EchoTree:
                     p_true={"Firmin Lambot": 0.0})
 
 
+def press_and_rewrite(page, button, change) -> None:
+    """Press a step list's ``button`` by keyboard: its ``change`` under the answer is ticked and the focus is on
+    Rewrite the answer, which Enter then presses."""
+    button.focus()
+    page.keyboard.press("Enter")  # keyboard-reachable
+    expect(change.locator("input")).to_be_checked()
+    expect(page.locator("#rewrite")).to_be_focused()
+    page.keyboard.press("Enter")
+
+
 def tick(page, text: str) -> None:
     """Tick the change whose label holds ``text`` in the "Change the answer" list."""
     page.locator("#steer label", has_text=text).first.click()
@@ -113,12 +123,8 @@ def test_a_readings_shortcut_in_the_step_list_ticks_its_change(page, serve):
     expect(shortcut).to_have_text("Leave out")
     expect(shortcut).to_have_attribute("title", "Tick this reading to be left out of the answer, then press "
                                                 "Rewrite the answer: only the answer is written again.")
-    shortcut.focus()
-    page.keyboard.press("Enter")  # keyboard-reachable
-    expect(page.locator("#steer label", has_text="Leave out").filter(has_text="Jonas Vingegaard")
-           .locator("input")).to_be_checked()
-    expect(page.locator("#rewrite")).to_be_focused()
-    page.keyboard.press("Enter")
+    press_and_rewrite(page, shortcut, page.locator("#steer label", has_text="Leave out")
+                      .filter(has_text="Jonas Vingegaard"))
     expect(page.locator("#reasoning .kind-edit")).to_contain_text("Jonas Vingegaard", timeout=30_000)
     wait_done(page)
     expect(last_answer(page)).not_to_contain_text("Vingegaard")
@@ -199,12 +205,8 @@ def test_a_reading_clarified_once_more_and_a_readings_question_rewritten(page, s
     label = page.locator("#steer label", has_text="Leave out reading").filter(has_text="Tadej Pogacar").inner_text()
     kept = page.locator(f"#reasoning li.kind-node.state-kept[data-step={label.split()[3].rstrip(':')}]")
     expect(kept.locator(":scope > .rv-card .rv-steer")).to_have_text(["Leave out", "Clarify once more", "Rewrite"])
-    kept.locator(".rv-steer", has_text="Clarify once more").focus()
-    page.keyboard.press("Enter")
-    expect(page.locator("#steer label", has_text="Clarify reading").filter(has_text="Tadej Pogacar")
-           .locator("input")).to_be_checked()
-    expect(page.locator("#rewrite")).to_be_focused()
-    page.keyboard.press("Enter")
+    press_and_rewrite(page, kept.locator(".rv-steer", has_text="Clarify once more"),
+                      page.locator("#steer label", has_text="Clarify reading").filter(has_text="Tadej Pogacar"))
     expect(page.locator("#reasoning .kind-edit")).to_contain_text("You asked for more readings of", timeout=30_000)
     wait_done(page)
     # The new reading is a node of the tree, under the one expanded, and its answer is in the rewritten answer.
@@ -238,11 +240,7 @@ def test_a_visited_passage_read_too_from_the_step_list(page, serve):
     expect(shortcut).to_have_attribute("title", "Tick this visited passage to be read with the answer's passages, "
                                                 "then press Rewrite the answer.")
     visit = shortcut.locator("xpath=ancestor::li[contains(@class, 'kind-visit')][1]").get_attribute("data-step")
-    shortcut.focus()
-    page.keyboard.press("Enter")
-    expect(page.locator("#steer label", has_text=f"Read visited passage {visit} too:").locator("input")).to_be_checked()
-    expect(page.locator("#rewrite")).to_be_focused()
-    page.keyboard.press("Enter")
+    press_and_rewrite(page, shortcut, page.locator("#steer label", has_text=f"Read visited passage {visit} too:"))
     expect(page.locator("#reasoning .kind-edit")).to_contain_text("You pinned", timeout=30_000)
     wait_done(page)
     expect(page.locator("#chat .message-row.bot-row")).to_have_count(2)
@@ -258,11 +256,7 @@ def test_a_passage_of_the_answer_dropped_from_its_own_button(page, serve):
     expect(drop).to_have_text("Drop")
     expect(drop).to_have_attribute("title", "Tick this passage to be dropped from the answer's evidence, then press "
                                             "Rewrite the answer: the answer is written again without it.")
-    drop.focus()
-    page.keyboard.press("Enter")
-    expect(page.locator("#steer label", has_text="Drop passage [1]:").locator("input")).to_be_checked()
-    expect(page.locator("#rewrite")).to_be_focused()
-    page.keyboard.press("Enter")
+    press_and_rewrite(page, drop, page.locator("#steer label", has_text="Drop passage [1]:"))
     expect(page.locator("#reasoning .kind-edit")).to_contain_text("You dropped passage [1]", timeout=30_000)
     wait_done(page)
 
