@@ -191,7 +191,7 @@ class Resumption:
                 raise EditError(f"Reading {edit.node} is {node.state}, not kept: put it back first to clarify it "
                                 "once more.")
         if edit.node in expanded:
-            raise EditError(f"Step {edit.node} is expanded twice: once is enough.")
+            raise EditError(f"Step {edit.node} is expanded twice.")
         return _Change(EditPayload(action="expand", target=edit.node, reading=_reading(node)), edit.node)
 
     def _passage_change(self, edit: PinPassage | AddFact | DropPassage, passages: list[PassageRef]
