@@ -102,13 +102,19 @@
       tip: "Tick this sentence to be added to the agent's facts, then press Rewrite the answer: the answer is written again with it." },
   ];
 
-  function label(starts, wanted) {
+  // The changes offered under the answer, (label, text): read once per pass over the step list, which may hold
+  // hundreds of steps and sentences, rather than once per step.
+  let cached = null;
+
+  function changes() {
+    if (cached) return cached;
     const steer = document.getElementById("steer");
-    if (!steer) return null;
-    return Array.from(steer.querySelectorAll("label")).find((found) => {
-      const text = found.textContent.trim();
-      return text.startsWith(starts) && text.includes(wanted);
-    }) || null;
+    return steer ? Array.from(steer.querySelectorAll("label")).map((found) => [found, found.textContent.trim()]) : [];
+  }
+
+  function label(starts, wanted) {
+    const found = changes().find(([, text]) => text.startsWith(starts) && text.includes(wanted));
+    return found ? found[0] : null;
   }
 
   function decorateInner() {
@@ -131,7 +137,17 @@
   }
 
   function decorate() {
-    decorateInner();
+    cached = null;
+    cached = changes();
+    try {
+      decorateSteps();
+      decorateInner();
+    } finally {
+      cached = null;  // a click looks the labels up afresh
+    }
+  }
+
+  function decorateSteps() {
     const list = document.getElementById("reasoning");
     if (!list) return;
     list.querySelectorAll("li[data-step]").forEach((item) => {
