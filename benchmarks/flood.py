@@ -95,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from gradio_client import Client, handle_file
 
+    from models.llama_backend import CALL_GATE
+
     from pipeline.accounts import SHARED, Accounts, People
     from pipeline.runtime import Runtime, RuntimeConfig
     from ui.app import build_app, launch_options
@@ -200,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         "alice_refused": sum(bool(r.get("refused")) for r in flooded),
         "mallory": outcomes,
         "bob": bob_steps,
+        "model_calls_that_gave_way": getattr(CALL_GATE, "gave_way", None),  # None: a gate that never gives way
     }
     result = {"config": {"model": args.model, "questions": len(questions), "flooder_tabs": args.flooder_tabs,
                          "max_runs_per_person": 2, "max_waiting": 16},

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 import weakref
 from dataclasses import replace
 from typing import Callable, Iterator, TypeVar
@@ -111,22 +112,37 @@ class CallGate:
     hold it per call, not per question, so nobody waits on another person's retrieval, web search or model
     load. A call is known by its run's Stop switch, so a run can be told its place in the line (``ahead_of``).
 
-    The next call is the waiting one whose *share* was served least recently (then the first come): a share is
-    a run, or every run of one person once ``share`` names them. So a person with two questions running does not
-    get two turns for each one of another person's, and a run's first call does not wait behind every later call
-    of a long run."""
+    Fairness is counted in *shares*: a run, or every run of one person once ``share`` names them. Each share is
+    charged the seconds its calls held the model (and ``CALL_CHARGE`` per call), forgotten with a half-life of
+    ``HALF_LIFE_S``. The next call is the waiting one whose share was charged least (then the one served least
+    recently, then the first come). So a person with two questions running does not get two turns for each one
+    of another person's, and a run's first call does not wait behind every later call of a long run.
 
-    _MEMORY = 1000  # shares whose last turn is remembered
+    A long call gives way too: between tokens its holder asks ``should_yield`` and, when a call of a share
+    charged at least ``MARGIN_S`` less waits, saves its state and waits its turn again (``yield_turn``). So
+    somebody asking one question while another person floods the server waits for a fraction of a second, not
+    for the flooder's long answer to end."""
 
-    def __init__(self) -> None:
+    _MEMORY = 1000  # shares whose charge is remembered
+    CALL_CHARGE = 0.05  # seconds charged per call on top of the time it held the model: a turn is never free
+    HALF_LIFE_S = 60.0  # a share's charge halves in this many seconds
+    MARGIN_S = 1.0  # how much less a waiting share must have been charged to make the running call give way
+    MIN_SLICE_S = 0.25  # a call that gave way, or was just served, runs at least this long before it gives way
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
         self._cond = threading.Condition()
         self._next_ticket = 0
         self._serving: int | None = None  # the ticket being served
+        self._serving_share: object = None
+        self._served_since = 0.0
         self._waiting: dict[int, tuple[object, threading.Event | None]] = {}  # ticket -> (share, Stop switch)
         self._served_cancel: threading.Event | None = None
         self._turns = 0
         self._last_turn: dict[object, int] = {}  # share -> the turn it last had
+        self._charge: dict[object, tuple[float, float]] = {}  # share -> (seconds charged, when)
         self._shares: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Stop switch -> share
+        self.gave_way = 0  # how many times a call gave way to another (for tests and benchmarks)
 
     def share(self, cancel: threading.Event, name: str) -> None:
         """Count the calls of the run(s) with Stop switch ``cancel`` as ``name``'s (a person's) share."""
@@ -135,48 +151,100 @@ class CallGate:
 
     def acquire(self, cancel: threading.Event | None = None, poll_s: float = POLL_S) -> None:
         with self._cond:
-            ticket = self._next_ticket
-            self._next_ticket += 1
-            share = self._shares.get(cancel, cancel) if cancel is not None else ("call", ticket)
-            self._waiting[ticket] = (share, cancel)
-            if self._serving is None:
-                self._advance()
-            while self._serving != ticket:
-                if cancel is not None and cancel.is_set():
-                    del self._waiting[ticket]
-                    raise Cancelled()
-                self._cond.wait(poll_s)
+            self._wait_turn(cancel, poll_s)
 
     def release(self) -> None:
         with self._cond:
+            self._charge_serving()
             self._advance()
 
+    def should_yield(self) -> bool:
+        """Whether the call being served should give way now (asked by its holder between tokens): a call of
+        another share waits whose share was charged at least ``MARGIN_S`` less, counting this call's time so far."""
+        with self._cond:
+            if self._serving is None or not self._waiting:
+                return False
+            now = self._clock()
+            if now - self._served_since < self.MIN_SLICE_S:
+                return False
+            mine = self._charged(self._serving_share, now) + (now - self._served_since)
+            return any(share != self._serving_share and self._charged(share, now) + self.MARGIN_S < mine
+                       for share, _cancel in self._waiting.values())
+
+    def yield_turn(self, cancel: threading.Event | None = None, poll_s: float = POLL_S) -> None:
+        """Give the model to the waiting call that comes first and wait for the next turn. On ``Cancelled`` the
+        caller no longer holds the gate."""
+        with self._cond:
+            self._charge_serving()
+            self._serving = None
+            self._wait_turn(cancel, poll_s)
+
+    def _wait_turn(self, cancel: threading.Event | None, poll_s: float) -> None:
+        """Join the line and wait until served (the lock is held)."""
+        ticket = self._next_ticket
+        self._next_ticket += 1
+        share = self._shares.get(cancel, cancel) if cancel is not None else ("call", ticket)
+        self._waiting[ticket] = (share, cancel)
+        if self._serving is None:
+            self._advance()
+        while self._serving != ticket:
+            if cancel is not None and cancel.is_set():
+                del self._waiting[ticket]
+                if self._serving is None:
+                    self._advance()
+                raise Cancelled()
+            self._cond.wait(poll_s)
+
+    def _charged(self, share: object, now: float) -> float:
+        seconds, when = self._charge.get(share, (0.0, now))
+        return seconds * 0.5 ** ((now - when) / self.HALF_LIFE_S)
+
+    def _charge_serving(self) -> None:
+        """Charge the share being served for the time it held the model (the lock is held)."""
+        if self._serving is None:
+            return
+        now = self._clock()
+        self._charge[self._serving_share] = (
+            self._charged(self._serving_share, now) + (now - self._served_since) + self.CALL_CHARGE, now)
+        if len(self._charge) > self._MEMORY:  # forget the shares charged least
+            for old in sorted(self._charge, key=lambda s: self._charged(s, now))[: self._MEMORY // 2]:
+                del self._charge[old]
+                self._last_turn.pop(old, None)
+
+    def _key(self, ticket: int, charged: dict[object, float], last: dict[object, int]) -> tuple:
+        share = self._waiting[ticket][0]
+        return charged.get(share, 0.0), last.get(share, -1), ticket
+
     def _order(self) -> list[int]:
-        """The waiting tickets in the order they would be served."""
+        """The waiting tickets in the order they would be served, each call charged ``CALL_CHARGE`` (the lock
+        is held)."""
+        now = self._clock()
+        charged = {share: self._charged(share, now) for share, _cancel in self._waiting.values()}
         last = dict(self._last_turn)
-        waiting = dict(self._waiting)
+        waiting = set(self._waiting)
         order = []
         turn = self._turns
         while waiting:
-            ticket = min(waiting, key=lambda t: (last.get(waiting[t][0], -1), t))
+            ticket = min(waiting, key=lambda t: self._key(t, charged, last))
+            waiting.discard(ticket)
+            share = self._waiting[ticket][0]
             turn += 1
-            last[waiting.pop(ticket)[0]] = turn
+            last[share] = turn
+            charged[share] = charged.get(share, 0.0) + self.CALL_CHARGE
             order.append(ticket)
         return order
 
     def _advance(self) -> None:
         """Serve the next waiting call, if any (the lock is held)."""
         if not self._waiting:
-            self._serving, self._served_cancel = None, None
+            self._serving, self._served_cancel, self._serving_share = None, None, None
             return
-        ticket = min(self._waiting, key=lambda t: (self._last_turn.get(self._waiting[t][0], -1), t))
+        ticket = self._order()[0]
         share, cancel = self._waiting.pop(ticket)
         self._turns += 1
         self._last_turn[share] = self._turns
-        if len(self._last_turn) > self._MEMORY:  # forget the shares served longest ago
-            for old in sorted(self._last_turn, key=self._last_turn.get)[: self._MEMORY // 2]:
-                del self._last_turn[old]
-        self._serving, self._served_cancel = ticket, cancel
+        self._serving, self._served_cancel, self._serving_share = ticket, cancel, share
+        self._served_since = self._clock()
         self._cond.notify_all()
 
     def ahead_of(self, cancel: threading.Event) -> int | None:
@@ -190,3 +258,16 @@ class CallGate:
             if not mine:
                 return None
             return mine[0] + (self._serving is not None)
+
+    def give_way(self, cancel: threading.Event | None, suspend: Callable[[], T],
+                 resume: Callable[[T], None]) -> bool:
+        """Between two tokens of the call being served: when it should give way, ``suspend()`` its state, wait
+        for the next turn and ``resume`` it. True when it gave way. On ``Cancelled`` the gate is not held."""
+        if not self.should_yield():
+            return False
+        state = suspend()
+        with self._cond:
+            self.gave_way += 1
+        self.yield_turn(cancel)
+        resume(state)
+        return True

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -42,6 +44,17 @@ class _LogprobRecorder:
 # In-process models take turns: one llama.cpp context is not thread-safe, and two models computing at once on
 # a 2-core machine only slow each other down.
 CALL_GATE = CallGate()
+
+@dataclass(frozen=True)
+class _Suspended:
+    """What a call that gave way needs to carry on: llama.cpp's context state, the tokens it holds, and the
+    completion's sampler."""
+
+    data: bytes
+    tokens: np.ndarray
+    sampler: object
+    mirostat_mu: object
+
 
 # Memory for warm prompt prefixes per loaded model: about 18 states of 1,000 tokens for the 1.5B model.
 DEFAULT_PROMPT_CACHE_MB = 512
@@ -157,6 +170,7 @@ class LlamaCppChatModel(ChatModel):
         recorder = _LogprobRecorder(options.top_logprobs) if options.top_logprobs > 0 else None
 
         CALL_GATE.acquire(options.cancel)
+        held = [True]  # False once a Stop ends a wait for the next turn: the gate is then not ours to release
         try:
             self._abort[0] = options.cancel
             watch = Stopwatch()
@@ -170,6 +184,7 @@ class LlamaCppChatModel(ChatModel):
                     cached = common_prefix(np.asarray(self._llama._input_ids), np.asarray(tokens, dtype=np.intc))
                 # llama.cpp reads at least the prompt's last token again, to have its logits.
                 cached = min(cached, len(tokens) - 1)
+                self._read_prompt(tokens, cached, options.cancel, held)
                 chunks = self._llama.create_completion(
                     tokens,
                     max_tokens=options.max_tokens,
@@ -194,6 +209,8 @@ class LlamaCppChatModel(ChatModel):
                         finish_reason = "until"
                         chunks.close()
                         break
+                    else:
+                        self._give_way(options.cancel, held)
             except ValueError as exc:  # e.g. prompt longer than the context window
                 raise LLMCallError(f"llama.cpp rejected the request: {exc}") from exc
             except RuntimeError as exc:  # "llama_decode returned 2": the abort callback stopped the computation
@@ -214,8 +231,60 @@ class LlamaCppChatModel(ChatModel):
                 logprobs=self._logprobs(recorder) if recorder else None,
             )
         finally:
-            self._abort[0] = None
-            CALL_GATE.release()
+            if held[0]:
+                self._abort[0] = None
+                CALL_GATE.release()
+
+    def _read_prompt(self, tokens: list[int], cached: int, cancel: threading.Event | None,
+                     held: list[bool]) -> None:
+        """Read ``tokens`` past the first ``cached`` (which the context holds) in llama.cpp's own batches (512
+        tokens, about 3 s on 2 cores), giving way between them, so that a long prompt does not hold everyone
+        else up for its whole reading. The batches are the ones the completion would have read, so the replies
+        are the same to the last bit; the completion that follows finds the whole prompt read."""
+        llama = self._llama
+        if len(tokens) >= llama.n_ctx():  # as create_completion would say, before reading any of it
+            raise ValueError(f"Requested tokens ({len(tokens)}) exceed context window of {llama.n_ctx()}")
+        llama.n_tokens = cached  # llama.eval drops what the context holds past this
+        for start in range(cached, len(tokens), llama.n_batch):
+            if start > cached:
+                self._give_way(cancel, held)
+            llama.eval(tokens[start:start + llama.n_batch])
+
+    def _give_way(self, cancel: threading.Event | None, held: list[bool]) -> None:
+        """Between two slices of prompt or two tokens: let a call of a share charged less have the model, then
+        carry on exactly where this call was (``models.cancel.CallGate``)."""
+        try:
+            CALL_GATE.give_way(cancel, self._suspend, lambda state: self._resume(state, cancel))
+        except Cancelled:
+            held[0] = False
+            raise
+
+    def _suspend(self) -> _Suspended:
+        import llama_cpp
+
+        llama = self._llama
+        size = llama_cpp.llama_state_get_size(llama._ctx.ctx)
+        buffer = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_get_data(llama._ctx.ctx, buffer, size)
+        self._abort[0] = None
+        return _Suspended(bytes(memoryview(buffer)[:written]), np.array(llama._input_ids, dtype=np.intc),
+                          llama._sampler, llama._mirostat_mu)
+
+    def _resume(self, state: _Suspended, cancel: threading.Event | None) -> None:
+        import llama_cpp
+
+        llama = self._llama
+        buffer = (ctypes.c_uint8 * len(state.data)).from_buffer_copy(state.data)
+        if llama_cpp.llama_state_set_data(llama._ctx.ctx, buffer, len(state.data)) != len(state.data):
+            raise LLMCallError("llama.cpp could not restore a call's state after it gave way to another.")
+        count = len(state.tokens)
+        llama.input_ids[:count] = state.tokens
+        llama.n_tokens = count
+        llama._requires_eval = True
+        # The completion's sampler (its grammar's state with it) lives on the Llama object; another call's
+        # completion replaced it.
+        llama._sampler, llama._mirostat_mu = state.sampler, state.mirostat_mu
+        self._abort[0] = cancel
 
     def _logprobs(self, recorder: _LogprobRecorder) -> list[TokenLogprob]:
         out = []

@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Callable, Iterator
 
-from models.errors import LLMCallError
+from models.errors import Cancelled, LLMCallError
 from models.llm import ChatModel, ChatResult, GenerationOptions, Message, TokenLogprob
 
 Reply = str | Exception
@@ -51,10 +51,18 @@ class ScriptedLLM(ChatModel):
             yield from self._stream(messages, options)
             return
         self.gate.acquire(options.cancel)
+        held = True
         try:
-            yield from self._stream(messages, options)
+            for item in self._stream(messages, options):
+                yield item
+                try:  # between pieces, as llama_backend gives way between tokens
+                    self.gate.give_way(options.cancel, lambda: None, lambda _state: None)
+                except Cancelled:
+                    held = False
+                    raise
         finally:
-            self.gate.release()
+            if held:
+                self.gate.release()
 
     def _stream(self, messages: list[Message], options: GenerationOptions) -> Iterator[str | ChatResult]:
         self.calls.append((messages, options))
