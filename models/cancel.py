@@ -113,8 +113,9 @@ class CallGate:
     load. A call is known by its run's Stop switch, so a run can be told its place in the line (``ahead_of``).
 
     Fairness is counted in *shares*: a run, or every run of one person once ``share`` names them. Each share is
-    charged the seconds its calls held the model (and ``CALL_CHARGE`` per call), forgotten with a half-life of
-    ``HALF_LIFE_S``. The next call is the waiting one whose share was charged least (then the one served least
+    charged the seconds its calls held the model while another call waited (and ``CALL_CHARGE`` per call),
+    forgotten with a half-life of ``HALF_LIFE_S``: using the model while nobody else wants it costs nobody
+    anything. The next call is the waiting one whose share was charged least (then the one served least
     recently, then the first come). So a person with two questions running does not get two turns for each one
     of another person's, and a run's first call does not wait behind every later call of a long run.
 
@@ -136,6 +137,8 @@ class CallGate:
         self._serving: int | None = None  # the ticket being served
         self._serving_share: object = None
         self._served_since = 0.0
+        self._contended_s = 0.0  # how long the call being served has held the model while another call waited
+        self._contended_mark = 0.0  # when _contended_s was last brought up to date
         self._waiting: dict[int, tuple[object, threading.Event | None]] = {}  # ticket -> (share, Stop switch)
         self._served_cancel: threading.Event | None = None
         self._turns = 0
@@ -167,7 +170,8 @@ class CallGate:
             now = self._clock()
             if now - self._served_since < self.MIN_SLICE_S:
                 return False
-            mine = self._charged(self._serving_share, now) + (now - self._served_since)
+            self._count_contention(now)
+            mine = self._charged(self._serving_share, now) + self._contended_s
             return any(share != self._serving_share and self._charged(share, now) + self.MARGIN_S < mine
                        for share, _cancel in self._waiting.values())
 
@@ -184,11 +188,13 @@ class CallGate:
         ticket = self._next_ticket
         self._next_ticket += 1
         share = self._shares.get(cancel, cancel) if cancel is not None else ("call", ticket)
+        self._count_contention(self._clock())
         self._waiting[ticket] = (share, cancel)
         if self._serving is None:
             self._advance()
         while self._serving != ticket:
             if cancel is not None and cancel.is_set():
+                self._count_contention(self._clock())
                 del self._waiting[ticket]
                 if self._serving is None:
                     self._advance()
@@ -199,13 +205,22 @@ class CallGate:
         seconds, when = self._charge.get(share, (0.0, now))
         return seconds * 0.5 ** ((now - when) / self.HALF_LIFE_S)
 
+    def _count_contention(self, now: float) -> None:
+        """Bring the served call's contended time up to ``now`` (the lock is held; call it before the waiting
+        calls change)."""
+        if self._serving is not None and self._waiting:
+            self._contended_s += now - self._contended_mark
+        self._contended_mark = now
+
     def _charge_serving(self) -> None:
-        """Charge the share being served for the time it held the model (the lock is held)."""
+        """Charge the share being served for the time it held the model while others waited (the lock is
+        held)."""
         if self._serving is None:
             return
         now = self._clock()
+        self._count_contention(now)
         self._charge[self._serving_share] = (
-            self._charged(self._serving_share, now) + (now - self._served_since) + self.CALL_CHARGE, now)
+            self._charged(self._serving_share, now) + self._contended_s + self.CALL_CHARGE, now)
         if len(self._charge) > self._MEMORY:  # forget the shares charged least
             for old in sorted(self._charge, key=lambda s: self._charged(s, now))[: self._MEMORY // 2]:
                 del self._charge[old]
@@ -240,11 +255,13 @@ class CallGate:
             self._serving, self._served_cancel, self._serving_share = None, None, None
             return
         ticket = self._order()[0]
+        self._count_contention(self._clock())
         share, cancel = self._waiting.pop(ticket)
         self._turns += 1
         self._last_turn[share] = self._turns
         self._serving, self._served_cancel, self._serving_share = ticket, cancel, share
-        self._served_since = self._clock()
+        self._served_since = self._contended_mark = self._clock()
+        self._contended_s = 0.0
         self._cond.notify_all()
 
     def ahead_of(self, cancel: threading.Event) -> int | None:

@@ -356,3 +356,19 @@ def test_the_steering_table_has_a_row_per_results_file_with_its_split_metric_and
     row = capsys.readouterr().out.splitlines()[-1]
     assert row.startswith("| MuSiQue test, KGP (drop) | 2 | 1.00 | 1 | F1 25.0 | 75.0 | +50.0 [")
     assert row.endswith("| 2.0 | 20.0 | 0.1 | [musique-test-kgp-first20.json](results/steering/musique-test-kgp-first20.json) |")
+
+
+def test_the_cheap_verifier_replay_reads_the_readings_own_passage_and_skips_answers_cut_short():
+    from benchmarks.cheap_verifier import rebuilt
+    from pipeline.evaluation.data import EvalItem
+
+    passages = [{"title": "The Haves and the Have Nots (play)", "text": "The play premiered in 2011 in Atlanta."},
+                {"title": "The Haves and the Have Nots (TV series)", "text": "It premiered on May 28, 2013, in 2011's "
+                 "wake."}]
+    item = EvalItem(id="1", dataset="asqa", question="When did it start?", answers=[], passages=passages)
+    own = {"question": "When did it start (The Haves and the Have Nots (TV series))?", "answer": "2011"}
+    assert rebuilt(item, own).metadata["title"] == "The Haves and the Have Nots (TV series)"
+    untitled = {"question": "When did it start first?", "answer": "2011"}
+    assert rebuilt(item, untitled).metadata["title"] == "The Haves and the Have Nots (play)"
+    assert rebuilt(item, {**own, "answer": "It premiered on..."}) is None
+    assert rebuilt(item, {**own, "answer": "1999"}) is None

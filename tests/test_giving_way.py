@@ -53,6 +53,28 @@ def test_a_call_gives_way_only_to_a_share_charged_less_by_the_margin():
     gate.release()
 
 
+def test_using_the_model_while_nobody_else_waits_costs_nothing():
+    """alice asked alone for half a minute; then mallory floods: alice's next call still goes first."""
+    clock = _Clock()
+    gate = CallGate(clock=clock)
+    alice, mallory = threading.Event(), threading.Event()
+    gate.share(alice, "alice")
+    gate.share(mallory, "mallory")
+    gate.acquire(alice)
+    clock.now = 30.0
+    gate.release()
+    gate.acquire(mallory)
+    waiter = threading.Thread(target=gate.acquire, args=(alice,))
+    waiter.start()
+    time.sleep(0.2)
+    clock.now = 30.0 + gate.MARGIN_S + 0.2
+    assert gate.should_yield()
+    threading.Thread(target=gate.give_way, args=(mallory, lambda: None, lambda state: None)).start()
+    waiter.join(2)
+    assert gate.ahead_of(alice) == 0
+    gate.release()
+
+
 def test_a_stop_while_waiting_to_carry_on_leaves_the_gate_to_the_others():
     clock = _Clock()
     gate = CallGate(clock=clock)
