@@ -53,6 +53,40 @@ def verify(model, prompt, item, node: dict, passage) -> tuple[float, float, int]
     return probability_true(result), result.elapsed_s, result.prompt_tokens - result.cached_tokens
 
 
+def _auc(rows: list[dict], score) -> float:
+    """The probability that a right reading scores above a wrong one (ties count half)."""
+    right = [score(r) for r in rows if r["right"]]
+    wrong = [score(r) for r in rows if not r["right"]]
+    if not right or not wrong:
+        return float("nan")
+    return sum((a > b) + 0.5 * (a == b) for a in right for b in wrong) / (len(right) * len(wrong))
+
+
+def summarize(rows: list[dict], threshold: float, skipped: int) -> dict:
+    """Agreement, the two models' keep decisions against right and wrong readings, their separation (AUC) and
+    their cost, as a dict holding a Markdown table."""
+
+    def line(name: str) -> list[object]:
+        kept = [r for r in rows if r[name]["keep"]]
+        right_kept = sum(r["right"] for r in kept)
+        return [name, len(kept), f"{right_kept}/{len(kept)}", f"{right_kept}/{sum(r['right'] for r in rows)}",
+                round(_auc(rows, lambda r: r[name]["p_true"]), 3),
+                round(_auc(rows, lambda r: (r[name]["p_true"] + r["relevance"]) / 2), 3),
+                round(median([r[name]["p_true"] for r in rows]), 3),
+                round(median([r[name]["seconds"] for r in rows]), 3),
+                round(median([r[name]["read_tokens"] for r in rows]), 1)]
+
+    return {
+        "verifications": len(rows), "skipped_not_rebuilt": skipped, "threshold": threshold,
+        "replayed_p_true_within_0.01_of_recorded": sum(abs(r["model"]["p_true"] - r["p_true_recorded"]) < 0.01
+                                                       for r in rows),
+        "same_decision": sum(r["model"]["keep"] == r["cheap"]["keep"] for r in rows),
+        "table": table(["verifier model", "kept", "right among kept", "right kept of all right", "AUC of P(True)",
+                        "AUC of the score", "median P(True)", "median s per call", "median tokens read anew"],
+                       [line("model"), line("cheap")]),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.cheap_verifier", description=__doc__.split("\n")[0])
     parser.add_argument("results", type=Path)
@@ -92,23 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                              "keep": (p_true + node["relevance"]) / 2 >= threshold}
             print(f"{name}: {record['id']}", file=sys.stderr, flush=True)
 
-    def rates(name: str) -> list[object]:
-        kept = [r for r in rows if r[name]["keep"]]
-        right_kept = sum(r["right"] for r in kept)
-        return [name, len(kept), f"{right_kept}/{len(kept)}",
-                f"{right_kept}/{sum(r['right'] for r in rows)}",
-                round(median([r[name]["seconds"] for r in rows]), 3),
-                round(median([r[name]["read_tokens"] for r in rows]), 1)]
-
-    faithful = sum(abs(r["model"]["p_true"] - r["p_true_recorded"]) < 0.01 for r in rows)
-    agree = sum(r["model"]["keep"] == r["cheap"]["keep"] for r in rows)
-    summary = {
-        "verifications": len(rows), "skipped_not_rebuilt": skipped, "threshold": threshold,
-        "replayed_p_true_within_0.01_of_recorded": faithful,
-        "same_decision": agree,
-        "table": table(["verifier model", "kept", "right among kept", "right kept of all right",
-                        "median s per call", "median tokens read anew"], [rates("model"), rates("cheap")]),
-    }
+    summary = summarize(rows, threshold, skipped)
     out = {"config": {"results": str(args.results), "data": str(args.data), "model": args.model, "cheap": args.cheap,
                       "backends": {k: m.backend_settings() for k, m in models.items()}},
            "machine": machine(), "summary": summary, "rows": rows}

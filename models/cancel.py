@@ -120,14 +120,17 @@ class CallGate:
     of another person's, and a run's first call does not wait behind every later call of a long run.
 
     A long call gives way too: between tokens its holder asks ``should_yield`` and, when a call of a share
-    charged at least ``MARGIN_S`` less waits, saves its state and waits its turn again (``yield_turn``). So
-    somebody asking one question while another person floods the server waits for a fraction of a second, not
-    for the flooder's long answer to end."""
+    charged at least ``MARGIN_S`` (8 s) less waits, saves its state and waits its turn again (``yield_turn``). So
+    somebody asking one question while another person floods the server does not wait for the flooder's long
+    answers to end, and people asking at once with the same history get their calls through whole."""
 
     _MEMORY = 1000  # shares whose charge is remembered
     CALL_CHARGE = 0.05  # seconds charged per call on top of the time it held the model: a turn is never free
     HALF_LIFE_S = 60.0  # a share's charge halves in this many seconds
-    MARGIN_S = 1.0  # how much less a waiting share must have been charged to make the running call give way
+    # How much less a waiting share must have been charged to make the running call give way: about one OneR
+    # answer's model time, so that people asking at once each get their short answer through in one piece
+    # while somebody who has held the model for long gives way (benchmarks four_people and flood).
+    MARGIN_S = 8.0
     MIN_SLICE_S = 0.25  # a call that gave way, or was just served, runs at least this long before it gives way
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:

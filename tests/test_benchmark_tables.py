@@ -372,3 +372,18 @@ def test_the_cheap_verifier_replay_reads_the_readings_own_passage_and_skips_answ
     assert rebuilt(item, untitled).metadata["title"] == "The Haves and the Have Nots (play)"
     assert rebuilt(item, {**own, "answer": "It premiered on..."}) is None
     assert rebuilt(item, {**own, "answer": "1999"}) is None
+
+
+def test_the_cheap_verifier_summary_counts_decisions_and_separation():
+    from benchmarks.cheap_verifier import summarize
+
+    def row(right, model_p, cheap_p):
+        return {"right": right, "relevance": 0.5, "p_true_recorded": model_p,
+                "model": {"p_true": model_p, "keep": (model_p + 0.5) / 2 >= 0.6, "seconds": 1.0, "read_tokens": 100},
+                "cheap": {"p_true": cheap_p, "keep": (cheap_p + 0.5) / 2 >= 0.6, "seconds": 0.5, "read_tokens": 100}}
+
+    summary = summarize([row(True, 0.9, 0.2), row(True, 0.8, 0.1), row(False, 0.3, 0.15)], 0.6, 2)
+    assert summary["same_decision"] == 1 and summary["replayed_p_true_within_0.01_of_recorded"] == 3
+    model_line, cheap_line = summary["table"].splitlines()[2:4]
+    assert model_line.startswith("| model | 2 | 2/2 | 2/2 | 1.0 | 1.0 |")
+    assert cheap_line.startswith("| cheap | 0 | 0/0 | 0/2 | 0.5 | 0.5 |")

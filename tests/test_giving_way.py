@@ -84,7 +84,7 @@ def test_a_stop_while_waiting_to_carry_on_leaves_the_gate_to_the_others():
     gate.acquire(flooder)
     threading.Thread(target=gate.acquire, args=(newcomer,)).start()
     time.sleep(0.2)
-    clock.now = 5.0
+    clock.now = gate.MARGIN_S + 5.0
     flooder.set()
     with pytest.raises(Cancelled):
         gate.give_way(flooder, lambda: None, lambda state: None)
@@ -94,8 +94,10 @@ def test_a_stop_while_waiting_to_carry_on_leaves_the_gate_to_the_others():
 
 @pytest.mark.real_model
 @pytest.mark.parametrize("grammar", [None, LIST_GRAMMAR], ids=["free text", "grammar"])
-def test_a_long_real_call_gives_way_and_carries_on_with_its_own_reply(fast_model_path, grammar):
+def test_a_long_real_call_gives_way_and_carries_on_with_its_own_reply(fast_model_path, grammar, monkeypatch):
     from models.llama_backend import CALL_GATE, LlamaCppChatModel
+
+    monkeypatch.setattr(CALL_GATE, "MARGIN_S", 1.0)  # the fast model's long reply takes a few seconds
 
     model = LlamaCppChatModel(fast_model_path, n_ctx=4096, prompt_cache_mb=0)
     long_messages = LISTING if grammar else LONG
