@@ -115,9 +115,10 @@ class CallGate:
     Fairness is counted in *shares*: a run, or every run of one person once ``share`` names them. Each share is
     charged the seconds its calls held the model while another call waited (and ``CALL_CHARGE`` per call),
     forgotten with a half-life of ``HALF_LIFE_S``: using the model while nobody else wants it costs nobody
-    anything. The next call is the waiting one whose share was charged least (then the one served least
-    recently, then the first come). So a person with two questions running does not get two turns for each one
-    of another person's, and a run's first call does not wait behind every later call of a long run.
+    anything. The next call is the waiting one whose share was served least recently (then the first come). So a
+    person with two questions running does not get two turns for each one of another person's, and a run's first
+    call does not wait behind every later call of a long run. (Serving the share charged least first was tried:
+    with four people asking at once, the OneR answers then came at up to 3.1× their lone time.)
 
     A long call gives way too: between tokens its holder asks ``should_yield`` and, when a call of a share
     charged at least ``MARGIN_S`` (8 s) less waits, saves its state and waits its turn again (``yield_turn``). So
@@ -229,26 +230,16 @@ class CallGate:
                 del self._charge[old]
                 self._last_turn.pop(old, None)
 
-    def _key(self, ticket: int, charged: dict[object, float], last: dict[object, int]) -> tuple:
-        share = self._waiting[ticket][0]
-        return charged.get(share, 0.0), last.get(share, -1), ticket
-
     def _order(self) -> list[int]:
-        """The waiting tickets in the order they would be served, each call charged ``CALL_CHARGE`` (the lock
-        is held)."""
-        now = self._clock()
-        charged = {share: self._charged(share, now) for share, _cancel in self._waiting.values()}
+        """The waiting tickets in the order they would be served (the lock is held)."""
         last = dict(self._last_turn)
-        waiting = set(self._waiting)
+        waiting = dict(self._waiting)
         order = []
         turn = self._turns
         while waiting:
-            ticket = min(waiting, key=lambda t: self._key(t, charged, last))
-            waiting.discard(ticket)
-            share = self._waiting[ticket][0]
+            ticket = min(waiting, key=lambda t: (last.get(waiting[t][0], -1), t))
             turn += 1
-            last[share] = turn
-            charged[share] = charged.get(share, 0.0) + self.CALL_CHARGE
+            last[waiting.pop(ticket)[0]] = turn
             order.append(ticket)
         return order
 
