@@ -45,6 +45,7 @@ class _LogprobRecorder:
 # a 2-core machine only slow each other down.
 CALL_GATE = CallGate()
 
+
 @dataclass(frozen=True)
 class _Suspended:
     """What a call that gave way needs to carry on: llama.cpp's context state, the tokens it holds, and the
