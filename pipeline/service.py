@@ -71,6 +71,8 @@ class Run:
         self.id = run_id
         self.request = request
         self.state = RunState()
+        # Held while an event is folded into ``state``: a page drawing the state from another thread holds it too.
+        self.lock = threading.RLock()
         self.trace_files: list[Path] = []
         self.resumed_from = resumed_from  # a run resumed with edits: the run id of the trace it continues
         self._events = events
@@ -78,9 +80,11 @@ class Run:
 
     def __iter__(self) -> Iterator[StepEvent]:
         for event in self._events:
-            self.state.add(event)
+            with self.lock:
+                self.state.add(event)
             yield event
-        self.state.close()
+        with self.lock:
+            self.state.close()
         self.trace_files = _save(self.state, self._trace_dir, self.id, self.resumed_from)
 
 

@@ -4,6 +4,7 @@ service's."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -87,8 +88,10 @@ def _stream(run: Run, session: Session, history: list):
             if now == waiting:
                 continue
             waiting = now
-        history[-1] = {"role": "assistant", "content": answer_message(run.state, run.id, waiting)}
-        yield history, reasoning_html(run.state, run.id), picture_html(run.state, run.id), "", None
+        with run.lock:  # the run folds its next event in the background meanwhile
+            history[-1] = {"role": "assistant", "content": answer_message(run.state, run.id, waiting)}
+            steps, picture = reasoning_html(run.state, run.id), picture_html(run.state, run.id)
+        yield history, steps, picture, "", None
     if session.generation != generation:
         return
     history[-1] = {"role": "assistant", "content": answer_message(run.state, run.id)}
@@ -119,11 +122,15 @@ def _compare(service: RunService, session: Session, history: list, request: RunR
     current = None
 
     def frame(files=None):
-        run = current or (comparison.runs[-1] if comparison.runs else None)
-        question = run.state.question if run and run.state.question else request.question
-        lists = "".join(reasoning_html(r.state, r.id) for r in comparison.runs)
-        picture = picture_html(run.state, run.id) if run else picture_placeholder("Comparing methods…")
-        return history, lists, picture, compare_html(question, columns), files
+        runs = list(comparison.runs)
+        with contextlib.ExitStack() as held:  # the running method folds its next event in the background
+            for each in runs:
+                held.enter_context(each.lock)
+            run = current or (runs[-1] if runs else None)
+            question = run.state.question if run and run.state.question else request.question
+            lists = "".join(reasoning_html(r.state, r.id) for r in runs)
+            picture = picture_html(run.state, run.id) if run else picture_placeholder("Comparing methods…")
+            return history, lists, picture, compare_html(question, columns), files
 
     yield frame()
     for item in in_background(comparison, WAKE_S, on_close=session.cancel.set):
@@ -136,7 +143,8 @@ def _compare(service: RunService, session: Session, history: list, request: RunR
             current = run
             column.state, column.run_id = run.state, run.id
             history = history + [{}]
-        history[-1] = _labelled(column.label, answer_message(run.state, run.id))
+        with run.lock:
+            history[-1] = _labelled(column.label, answer_message(run.state, run.id))
         yield frame()
     if session.generation != generation:
         return
