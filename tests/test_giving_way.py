@@ -34,7 +34,7 @@ def test_a_call_gives_way_only_to_a_share_charged_less_by_the_margin():
     gate.share(flooder, "mallory")
     gate.share(newcomer, "alice")
     gate.acquire(flooder)
-    waiter = threading.Thread(target=gate.acquire, args=(newcomer,))
+    waiter = threading.Thread(target=gate.acquire, args=(newcomer,), daemon=True)
     waiter.start()
     time.sleep(0.2)
     clock.now = gate.MARGIN_S * 0.5
@@ -42,7 +42,7 @@ def test_a_call_gives_way_only_to_a_share_charged_less_by_the_margin():
     clock.now = gate.MARGIN_S + 0.1
     assert gate.should_yield()
     resumed = []
-    back = threading.Thread(target=lambda: gate.give_way(flooder, lambda: "state", resumed.append))
+    back = threading.Thread(target=lambda: gate.give_way(flooder, lambda: "state", resumed.append), daemon=True)
     back.start()
     waiter.join(2)
     assert not waiter.is_alive() and gate.ahead_of(newcomer) == 0 and gate.ahead_of(flooder) == 1
@@ -64,12 +64,12 @@ def test_using_the_model_while_nobody_else_waits_costs_nothing():
     clock.now = 30.0
     gate.release()
     gate.acquire(mallory)
-    waiter = threading.Thread(target=gate.acquire, args=(alice,))
+    waiter = threading.Thread(target=gate.acquire, args=(alice,), daemon=True)
     waiter.start()
     time.sleep(0.2)
     clock.now = 30.0 + gate.MARGIN_S + 0.2
     assert gate.should_yield()
-    threading.Thread(target=gate.give_way, args=(mallory, lambda: None, lambda state: None)).start()
+    threading.Thread(target=gate.give_way, args=(mallory, lambda: None, lambda state: None), daemon=True).start()
     waiter.join(2)
     assert gate.ahead_of(alice) == 0
     gate.release()
@@ -82,13 +82,15 @@ def test_a_stop_while_waiting_to_carry_on_leaves_the_gate_to_the_others():
     gate.share(flooder, "mallory")
     gate.share(newcomer, "alice")
     gate.acquire(flooder)
-    threading.Thread(target=gate.acquire, args=(newcomer,)).start()
+    waiter = threading.Thread(target=gate.acquire, args=(newcomer,), daemon=True)
+    waiter.start()
     time.sleep(0.2)
     clock.now = gate.MARGIN_S + 5.0
     flooder.set()
     with pytest.raises(Cancelled):
         gate.give_way(flooder, lambda: None, lambda state: None)
-    assert gate.ahead_of(newcomer) == 0 and gate.ahead_of(flooder) is None
+    waiter.join(2)  # alice's call has its turn (released below on its behalf, once it has seen it)
+    assert not waiter.is_alive() and gate.ahead_of(newcomer) == 0 and gate.ahead_of(flooder) is None
     gate.release()
 
 
@@ -119,7 +121,7 @@ def test_a_long_real_call_gives_way_and_carries_on_with_its_own_reply(fast_model
             finished[name] = (time.perf_counter(), result.text)
 
         gave_way = CALL_GATE.gave_way
-        long_thread = threading.Thread(target=ask, args=("long", long_messages, options, long_run))
+        long_thread = threading.Thread(target=ask, args=("long", long_messages, options, long_run), daemon=True)
         long_thread.start()
         time.sleep(CALL_GATE.MARGIN_S + 1.0)  # the long call is generating by now
         asked = time.perf_counter()
