@@ -27,16 +27,28 @@ class _Clock:
         return self.now
 
 
-def test_a_call_gives_way_only_to_a_share_charged_less_by_the_margin():
-    clock = _Clock()
+def _mallory_served_alice_waiting(clock: _Clock, alice_first_alone_s: float = 0.0):
+    """A gate on ``clock`` whose call being served is mallory's while alice's waits (in a thread); alice may
+    first use the model alone for ``alice_first_alone_s``. (gate, mallory's Stop switch, alice's, alice's
+    waiting thread)."""
     gate = CallGate(clock=clock)
-    flooder, newcomer = threading.Event(), threading.Event()
-    gate.share(flooder, "mallory")
-    gate.share(newcomer, "alice")
-    gate.acquire(flooder)
-    waiter = threading.Thread(target=gate.acquire, args=(newcomer,), daemon=True)
+    mallory, alice = threading.Event(), threading.Event()
+    gate.share(mallory, "mallory")
+    gate.share(alice, "alice")
+    if alice_first_alone_s:
+        gate.acquire(alice)
+        clock.now += alice_first_alone_s
+        gate.release()
+    gate.acquire(mallory)
+    waiter = threading.Thread(target=gate.acquire, args=(alice,), daemon=True)
     waiter.start()
     time.sleep(0.2)
+    return gate, mallory, alice, waiter
+
+
+def test_a_call_gives_way_only_to_a_share_charged_less_by_the_margin():
+    clock = _Clock()
+    gate, flooder, newcomer, waiter = _mallory_served_alice_waiting(clock)
     clock.now = gate.MARGIN_S * 0.5
     assert not gate.should_yield()  # alice waits, but mallory's call has not run the margin yet
     clock.now = gate.MARGIN_S + 0.1
@@ -56,17 +68,7 @@ def test_a_call_gives_way_only_to_a_share_charged_less_by_the_margin():
 def test_using_the_model_while_nobody_else_waits_costs_nothing():
     """alice asked alone for half a minute; then mallory floods: alice's next call still goes first."""
     clock = _Clock()
-    gate = CallGate(clock=clock)
-    alice, mallory = threading.Event(), threading.Event()
-    gate.share(alice, "alice")
-    gate.share(mallory, "mallory")
-    gate.acquire(alice)
-    clock.now = 30.0
-    gate.release()
-    gate.acquire(mallory)
-    waiter = threading.Thread(target=gate.acquire, args=(alice,), daemon=True)
-    waiter.start()
-    time.sleep(0.2)
+    gate, mallory, alice, waiter = _mallory_served_alice_waiting(clock, alice_first_alone_s=30.0)
     clock.now = 30.0 + gate.MARGIN_S + 0.2
     assert gate.should_yield()
     threading.Thread(target=gate.give_way, args=(mallory, lambda: None, lambda state: None), daemon=True).start()
@@ -77,14 +79,7 @@ def test_using_the_model_while_nobody_else_waits_costs_nothing():
 
 def test_a_stop_while_waiting_to_carry_on_leaves_the_gate_to_the_others():
     clock = _Clock()
-    gate = CallGate(clock=clock)
-    flooder, newcomer = threading.Event(), threading.Event()
-    gate.share(flooder, "mallory")
-    gate.share(newcomer, "alice")
-    gate.acquire(flooder)
-    waiter = threading.Thread(target=gate.acquire, args=(newcomer,), daemon=True)
-    waiter.start()
-    time.sleep(0.2)
+    gate, flooder, newcomer, waiter = _mallory_served_alice_waiting(clock)
     clock.now = gate.MARGIN_S + 5.0
     flooder.set()
     with pytest.raises(Cancelled):
