@@ -32,6 +32,7 @@ from pipeline.answering import retrieve_step, stream_answer
 from pipeline.context import RunContext
 from pipeline import metrics
 from pipeline.events import Link, Status, StepEvent, Tracer
+from pipeline.methods.kgp.bridges import bridge
 from pipeline.methods.kgp.graph_sources import GraphSource, WalkSources, find_structure, open_sources, rank_by_text
 from pipeline.payloads import (EvidencePayload, PassageRef, VisitPayload, WalkExtras, WalkPayload,
                                WarningPayload, passage_refs)
@@ -66,12 +67,13 @@ class KGPSettings(BaseModel):
         description="model: the model writes the next evidence for each path (KGP); question: neighbours are "
         "ranked by the question itself, no model call (the paper's KG-TF-IDF and KG-BM25 rows, Table 1): what "
         "the graph gives without the agent.")
-    reader_order: Literal["relevance", "fused", "paths"] = Field(
+    reader_order: Literal["relevance", "fused", "paths", "hops"] = Field(
         "relevance",
         description="Which visited passages the reader gets, as many as OneR reads (top_k: the equal budget "
         "of docs/design-notes.md). relevance: the visited passages re-ranked for the question; paths: each "
         "seed with the neighbour its next evidence ranked first, seeds in retrieval order (the paper's reader reads "
-        "(seed, neighbour) pairs); fused: both fused by rank. Measured without the model (guide: question; "
+        "(seed, neighbour) pairs); fused: both fused by rank; hops: relevance, each passage followed by the "
+        "neighbour its next evidence reached through a bridge entity both hold (``bridges``). Measured without the model (guide: question; "
         "closed corpora, first 50 items; recall of supporting passages among the 5 read), HotpotQA / 2Wiki / "
         "MuSiQue: relevance 92.0 / 74.0 / 61.3, fused 86.0 / 74.0 / 61.7, paths 80.0 / 71.0 / 48.8; OneR's "
         "top 5: 87.0 / 68.5 / 55.0.")
@@ -88,6 +90,7 @@ class _Visit:
     depth: int = 0
     rank: int = 0  # among its siblings
     path: tuple[str, ...] = ()  # step ids from the seed to this visit
+    bridge: str | None = None  # the entity its next evidence named, held by this passage and the one before
 
 
 def run(question: str, ctx: RunContext, tracer: Tracer, cfg: KGPSettings) -> Iterator[StepEvent]:
@@ -137,7 +140,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer, cfg: KGPSettings) -> Ite
     visits = yield from _walk(ctx, tracer, cfg, question, sources, root)
     yield tracer.event(_with(payload, visited=len(visits)), title, id=root)
     ctx.check_cancelled()
-    read = _reader_passages(ctx, cfg, question, visits)
+    read = reader_passages(ctx, cfg, question, visits)
     yield from answer_from(ctx, tracer, question, [v.doc for v in read], root, {v.doc.id: v.step for v in read},
                        collected=[v.doc for v in visits])
 
@@ -225,7 +228,7 @@ def _walk(ctx: RunContext, tracer: Tracer, cfg: KGPSettings, question: str, sour
         edges = {c.key: c for c in candidates}
         for rank, (doc, score) in enumerate(chosen, 1):
             child = _Visit(doc, visit.source, tracer.new_id("v"), seed_rank=visit.seed_rank, depth=depth,
-                           rank=rank)
+                           rank=rank, bridge=bridge(text, question, visit.doc, doc) if text else None)
             child.path = visit.path + (child.step,)
             edge = edges[doc.id]
             shared = as_written(edge.keywords[:KEYWORDS_SHOWN], f"{doc.metadata.get('title', '')}. {doc.page_content}")
@@ -287,19 +290,40 @@ def clean_evidence(text: str) -> str:
     return "" if not re.search(r"\w\w", line) or _NOTHING.match(line) else line
 
 
-def _reader_passages(ctx: RunContext, cfg: KGPSettings, question: str, visits: list[_Visit]) -> list[_Visit]:
+def reader_passages(ctx: RunContext, cfg: KGPSettings, question: str, visits: list[_Visit]) -> list[_Visit]:
     """The visited passages the reader gets: as many as OneR reads (``top_k``), in ``reader_order``."""
     budget = ctx.settings.top_k
     paths = _path_order(visits)
-    if cfg.reader_order == "paths" or ctx.reranker is None or len(visits) <= budget:
+    if cfg.reader_order == "paths" or len(visits) <= budget:
         return paths[:budget]
+    if ctx.reranker is None:
+        return (_hops_first(paths, visits) if cfg.reader_order == "hops" else paths)[:budget]
     by_id = {v.doc.id: v for v in reversed(visits)}
     relevance = [by_id[d.id] for d in ctx.reranker.rerank(question, [v.doc for v in visits], len(visits))
                  if d.id in by_id]
     if cfg.reader_order == "relevance":
         return relevance[:budget]
+    if cfg.reader_order == "hops":
+        return _hops_first(relevance, visits)[:budget]
     fused = reciprocal_rank_fusion([[v.step for v in relevance], [v.step for v in paths]])
     return sorted(paths, key=lambda v: -fused.get(v.step, 0.0))[:budget]
+
+
+def _hops_first(order: list[_Visit], visits: list[_Visit]) -> list[_Visit]:
+    """``order``, each passage followed at once by the first neighbour its next evidence reached through a
+    bridge entity: the second hop stays beside the passage that named it."""
+    hop_of: dict[str, _Visit] = {}
+    for visit in visits:  # walk order: the best-ranked neighbour of a passage first
+        if visit.bridge and len(visit.path) >= 2:
+            hop_of.setdefault(visit.path[-2], visit)
+    out: list[_Visit] = []
+    taken: set[str] = set()
+    for visit in order:
+        for each in (visit, hop_of.get(visit.step)):
+            if each is not None and each.step not in taken:
+                out.append(each)
+                taken.add(each.step)
+    return out
 
 
 def _path_order(visits: list[_Visit]) -> list[_Visit]:
@@ -365,6 +389,28 @@ def reanswer(steering: "Steering", ctx: RunContext, tracer: Tracer, cfg: KGPSett
     pinned = [p.document() for p in pinned_passages(steering.state)]
     yield from answer_from(ctx, tracer, steering.question, pinned + steering.kept_passages(),
                            steering.answer.parent_id, steps, collected)
+
+
+def recorded_visits(state: "RunState") -> list[_Visit]:
+    """A finished walk's passage visits as its trace holds them, in the order they were made, each neighbour's
+    bridge found again from the next-evidence line that chose it: the reader orders compared on one walk
+    (``benchmarks.kgp_reader``)."""
+    steps = state.steps
+    evidence = {steps[i].parent_id: p.text for i, p in state.steps_of(EvidencePayload)}
+    question = state.question
+    visits: dict[str, _Visit] = {}
+    for step_id, payload in state.steps_of(VisitPayload):
+        if payload.passage is None:
+            continue  # a page node of a structure question
+        parent = visits.get(steps[step_id].parent_id or "")
+        doc = payload.passage.document()
+        text = evidence.get(parent.step, "") if parent else ""
+        visit = _Visit(doc, None, step_id, seed_rank=parent.seed_rank if parent else payload.rank or 0,
+                       depth=payload.depth, rank=payload.rank or 0,
+                       bridge=bridge(text, question, parent.doc, doc) if parent and text else None)
+        visit.path = (parent.path if parent else ()) + (step_id,)
+        visits[step_id] = visit
+    return list(visits.values())
 
 
 def walk_scores(item, state) -> dict[str, float]:
