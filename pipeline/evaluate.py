@@ -23,7 +23,7 @@ from models.errors import ModelError
 from models.rerankers import RankFusionReranker
 from pipeline.evaluation.data import load_items
 from pipeline.evaluation.harness import (ResultsFile, closed_corpus, data_config, make_context, method_config,
-                                         run_item)
+                                         pool_files, run_item)
 from pipeline.evaluation.tables import machine, table
 from pipeline.methods import METHODS, settings_models
 from pipeline.progress import ProgressBar
@@ -74,8 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace-dir", type=Path, default=None,
                         help="save each run's trace there as trace-METHOD-ITEMID.jsonl (and its report and picture), "
                              "for replay and for resuming with edits")
-    parser.add_argument("--setting", default="closed", help="closed (all passages of the file pooled) or "
-                        "per-question (each item's own passages)")
+    parser.add_argument("--setting", default="closed", help="closed (all passages of the file pooled), "
+                        "per-question (each item's own passages) or pooled (all passages of every file in data/eval "
+                        "and data/eval-test, dev and test: a mixed library ten times the size of one file's)")
     parser.add_argument("--data-dir", type=Path, default=default_data_dir() / "evaluation",
                         help="where corpora are indexed and cached, apart from the app's collections "
                         "(default: %(default)s)")
@@ -96,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
             if absent:
                 raise ValueError(f"No item with id {', '.join(sorted(absent))} in {args.data} (after --skip/--limit).")
             items = [item for item in items if item.id in wanted]
-        config = data_config(args.data, args.model, args.setting, settings.top_k)
+        pool = pool_files(args.data) if args.setting == "pooled" else None
+        config = data_config(args.data, args.model, args.setting, settings.top_k, pool)
         results = ResultsFile(args.out, config, machine())
         for method in methods:
             results.use_method(method, method_config(method, settings))
@@ -105,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.setting == "closed":
             bar = ProgressBar("Indexing the closed corpus (cached)")
             collection = closed_corpus(runtime.store, load_items(args.data), config.data_sha256, bar)
+            bar.close()
+        elif pool:
+            bar = ProgressBar(f"Indexing the pooled corpus of {len(pool)} files (cached)")
+            collection = closed_corpus(runtime.store, [i for path in pool for i in load_items(path)],
+                                       config.pool_sha256, bar)
             bar.close()
         llm = runtime.llm()
         results.use_backend(llm.backend_settings())

@@ -81,6 +81,26 @@ def test_per_question_setting_uses_only_the_items_passages(toy):
     assert "Ulysses" not in prompts[0] and "Ulysses" in prompts[1]
 
 
+def test_pooled_setting_retrieves_from_every_evaluation_file_and_records_the_pool(toy, monkeypatch, capsys):
+    _, llm, tmp_path = toy
+    (tmp_path / "data/eval").mkdir(parents=True)
+    (tmp_path / "data/eval-test").mkdir(parents=True)
+    mine, other = tmp_path / "data/eval/a.jsonl", tmp_path / "data/eval-test/b.jsonl"
+    mine.write_text(json.dumps(ITEMS[0]) + "\n")
+    other.write_text(json.dumps(ITEMS[1]) + "\n")
+    monkeypatch.chdir(tmp_path)  # the pool's folders are the repository's, relative to where it runs
+    assert run(mine, tmp_path, "--methods", "oner", "--out", str(tmp_path / "closed.json")) == 0
+    assert "Ulysses" not in llm.calls[-1][0][-1]["content"]  # b's passage: not in a's closed corpus
+    assert run(mine, tmp_path, "--setting", "pooled", "--methods", "oner") == 0
+    assert "Ulysses" in llm.calls[-1][0][-1]["content"]  # in the pool
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["setting"] == "pooled" and len(results["pool_sha256"]) == 64 and results["n"] == 1
+    assert "pool_sha256" not in json.loads((tmp_path / "closed.json").read_text())
+    other.write_text(json.dumps(ITEMS[1] | {"id": "q3"}) + "\n")  # another pool: not resumed into this file
+    assert run(mine, tmp_path, "--setting", "pooled", "--methods", "oner") == 2
+    assert "holds results of another run" in capsys.readouterr().err
+
+
 def test_a_results_file_of_another_run_is_not_mixed_in(toy, capsys):
     data, llm, tmp_path = toy
     run(data, tmp_path)

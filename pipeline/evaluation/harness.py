@@ -27,7 +27,9 @@ from pipeline.service import AUTO, RunRequest, RunService
 from pipeline.routing import EXAMPLES as ROUTING_EXAMPLES
 from pipeline.settings import Settings
 
-SETTINGS = ("closed", "per-question")
+SETTINGS = ("closed", "per-question", "pooled")
+# The pooled setting's library: every evaluation file, dev and test, as a person's mixed library would hold them.
+POOL_FOLDERS = (Path("data/eval"), Path("data/eval-test"))
 PER_QUESTION = "_per_question"  # a method's score that is a count per question (MethodSpec.scores), not a share
 
 
@@ -40,9 +42,10 @@ class RunConfig:
     model: str
     setting: str
     top_k: int
+    pool_sha256: str | None = None  # the pooled setting: the files of its corpus, hashed together
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
 def method_config(method: str, settings: Settings) -> dict[str, Any]:
@@ -61,8 +64,8 @@ def method_config(method: str, settings: Settings) -> dict[str, Any]:
 
 def closed_corpus(store: CollectionStore, items: list[EvalItem], data_sha256: str,
                   progress: Callable[[int, int], None] | None = None) -> PassageCollection:
-    """All passages of all items of a file, de-duplicated, in a collection cached by the file's hash, with its
-    passage graph (KGP; built with the index, or once for a collection cached before graphs existed)."""
+    """All passages of ``items`` (a file's, or every file's of the pooled setting), de-duplicated, in a collection
+    cached by ``data_sha256`` (the file's hash, or the pool's), with its passage graph (KGP; built with the index, or once for a collection cached before graphs existed)."""
     collection = store.create(f"eval-{data_sha256[:16]}")
     passages = [passage_document(p, source=item.dataset) for item in items for p in item.passages]
     unique = list({p.id: p for p in passages if p.page_content}.values())
@@ -227,7 +230,7 @@ class ResultsFile:
 def make_context(llm, item: EvalItem, setting: str, collection: PassageCollection | None,
                  reranker: RankFusionReranker, settings: Settings) -> RunContext:
     """The run context of one item: the closed corpus or the item's own passages, and its answer style."""
-    if setting == "closed":
+    if setting in ("closed", "pooled"):
         retriever = HybridRetriever([collection])
     else:
         retriever = PoolRetriever([passage_document(p, item.dataset) for p in item.passages], reranker)
@@ -235,7 +238,21 @@ def make_context(llm, item: EvalItem, setting: str, collection: PassageCollectio
                       embeddings=reranker.embeddings, reranker=reranker)
 
 
-def data_config(data: Path, model: str, setting: str, top_k: int) -> RunConfig:
+def data_config(data: Path, model: str, setting: str, top_k: int, pool: list[Path] | None = None) -> RunConfig:
     if setting not in SETTINGS:
         raise ValueError(f"--setting must be one of {', '.join(SETTINGS)}.")
-    return RunConfig(data=str(data), data_sha256=file_sha256(data), model=model, setting=setting, top_k=top_k)
+    pool_sha = pool_sha256(pool) if setting == "pooled" and pool else None
+    return RunConfig(data=str(data), data_sha256=file_sha256(data), model=model, setting=setting, top_k=top_k,
+                     pool_sha256=pool_sha)
+
+
+def pool_files(data: Path, folders: tuple[Path, ...] = POOL_FOLDERS) -> list[Path]:
+    """The files whose passages make the pooled corpus: every JSONL of ``folders``, and ``data`` itself."""
+    files = {p.resolve(): p for folder in folders if folder.is_dir() for p in sorted(folder.glob("*.jsonl"))}
+    files.setdefault(data.resolve(), data)
+    return sorted(files.values(), key=lambda p: str(p))
+
+
+def pool_sha256(files: list[Path]) -> str:
+    """One hash for a pool of files: their contents' hashes, in a fixed order."""
+    return hashlib.sha256("\n".join(sorted(file_sha256(p) for p in files)).encode()).hexdigest()
