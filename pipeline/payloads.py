@@ -380,7 +380,9 @@ class VisitPayload(_Strict):
     """A node the walk reached: a passage or table with the edge type that led there (``seed`` for a seed;
     several types joined by "+"), or a page node of a structure question. ``from_node`` is the passage it came
     from (also the step's parent), ``via`` the keywords, title or page the edge went through, ``score`` its
-    similarity to the next evidence (or its seed retrieval score) and ``rank`` its place among the candidates."""
+    similarity to the next evidence (or its seed retrieval score) and ``rank`` its place among the candidates.
+    ``bridge`` is the entity the next evidence named that this passage and the one it came from both hold: the
+    visit is a hop of the question (``pipeline.methods.kgp.bridges``)."""
 
     kind: Literal["visit"] = "visit"
     node: str
@@ -395,6 +397,7 @@ class VisitPayload(_Strict):
     depth: int = 0
     seed: bool = False
     collection: str | None = None
+    bridge: str | None = None
 
 
 class EvidencePayload(_Strict):

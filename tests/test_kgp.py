@@ -459,6 +459,9 @@ def test_the_hops_reader_reads_the_neighbour_reached_through_a_bridge_beside_the
     state, llm, _ = walk(evidence, neighbours=2, top_k=3, reranker=FixedReranker(RELEVANCE), reader_order="hops")
     assert [p.id for p in state.answer.passages] == ["s2", "b1", "a3"]  # b1, last by relevance, read second
     assert "[2] B1: alpha alpha about Tees ferries." in llm.calls[-1][0][-1]["content"]
+    hop = next(s for s in state.steps.values() if s.kind == EventKind.VISIT and s.payload.node == "b1")
+    assert hop.payload.bridge == "Tees" and "hop through </span><strong>Tees</strong>" in render(state)
+    assert "depth 1, hop through Tees" in markdown_report(state)
     # The replay benchmark rebuilds the same visits, bridges included, from the run's trace.
     visits = recorded_visits(state)
     assert [(v.doc.id, v.bridge) for v in visits if v.bridge] == [("b1", "Tees"), ("b2", "Tees")]  # s2's first read

@@ -60,7 +60,8 @@ def _visit_lines(step: "StepEvent", state: "RunState") -> list[str]:
     score = f", score {p.score:.2f}" if p.score is not None else ""
     rank = f", rank {p.rank}" if p.rank is not None else ""
     where = one_line(p.passage.label() if p.passage else p.label)
-    return [f"{'seed' if p.seed else p.edge + ' edge'}{via}{score}{rank}, depth {p.depth}: {where}"]
+    hop = f", hop through {one_line(p.bridge)}" if p.bridge else ""
+    return [f"{'seed' if p.seed else p.edge + ' edge'}{via}{score}{rank}, depth {p.depth}{hop}: {where}"]
 
 
 def _visit_card(step: "StepEvent", state: "RunState") -> str:
@@ -72,6 +73,8 @@ def _visit_card(step: "StepEvent", state: "RunState") -> str:
         bits.append(f'<span class="rv-muted"> · score {p.score:.2f}</span>')
     if not p.seed:
         bits.append(f'<span class="rv-muted"> · depth {esc(p.depth)}</span>')
+    if p.bridge:
+        bits.append(f'<span class="rv-muted"> · hop through </span><strong>{esc(p.bridge)}</strong>')
     out = [f'<div>{"".join(bits)}</div>']
     if p.passage is not None:
         out.append(passages_html([p.passage], "table" if p.node_kind == "table" else "passage"))
@@ -81,7 +84,7 @@ def _visit_card(step: "StepEvent", state: "RunState") -> str:
 def _visit_details(step: "StepEvent", state: "RunState") -> list[str]:
     passage = step.payload.passage
     text = [passage.label(), passage.text[:300]] if passage is not None else []
-    return fields(step, "edge", "via", "score", "rank", "depth") + text
+    return fields(step, "edge", "via", "score", "rank", "depth", "bridge") + text
 
 
 def _visit_variant(step: "StepEvent") -> str:

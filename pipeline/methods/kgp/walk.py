@@ -181,7 +181,8 @@ def _visit_event(tracer: Tracer, visit: _Visit, parent: str, *, edge: str, via: 
     kind = node_kind or ("table" if doc.metadata.get("table") else "passage")
     payload = VisitPayload(node=doc.id or "", node_kind=kind, passage=PassageRef.of(doc), label=label, edge=edge,
                            via=via, from_node=from_node, score=score, rank=visit.rank, depth=visit.depth,
-                           seed=edge == "seed", collection=visit.source.name if visit.source else None)
+                           seed=edge == "seed", collection=visit.source.name if visit.source else None,
+                           bridge=visit.bridge)
     name = label or doc.metadata.get("title") or doc.id or "passage"
     title = f"Seed {visit.rank}: {name}" if edge == "seed" else f"{edge} → {name}"
     # A link to the parent types the parent edge (``RunState.edges``): the picture labels it "knn", "title"...
