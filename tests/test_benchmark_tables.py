@@ -387,3 +387,17 @@ def test_the_cheap_verifier_summary_counts_decisions_and_separation():
     model_line, cheap_line = summary["table"].splitlines()[2:4]
     assert model_line.startswith("| model | 2 | 2/2 | 2/2 | 1.0 | 1.0 |")
     assert cheap_line.startswith("| cheap | 0 | 0/0 | 0/2 | 0.5 | 0.5 |")
+
+
+def test_the_kgp_reader_replay_summary_pairs_each_walk_before_and_after():
+    from benchmarks.kgp_reader import summarize
+
+    def record(before, after, changed, bridges=()):
+        out = {"reproduced": True, "bridges": list(bridges), "before": {"f1": before, "support_recall": 0.5},
+               "after": {"f1": after, "support_recall": 1.0 if changed else 0.5}}
+        return out | ({"reader_s": 2.0} if changed else {})
+
+    summary = summarize([record(0.0, 1.0, True, ["Jan Svěrák"]), record(1.0, 1.0, False), record(0.5, 0.0, True)])
+    assert summary["n"] == 3 and summary["readers_changed"] == 2 and summary["with_a_bridge"] == 1
+    assert summary["f1"]["before"] == 50.0 and summary["f1"]["after"] == 66.7 and summary["f1"]["change"][0] == 16.7
+    assert summary["support_recall"]["change"][0] == 33.3 and summary["reader_s_median"] == 2.0
