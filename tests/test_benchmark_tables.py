@@ -401,3 +401,18 @@ def test_the_kgp_reader_replay_summary_pairs_each_walk_before_and_after():
     assert summary["n"] == 3 and summary["readers_changed"] == 2 and summary["with_a_bridge"] == 1
     assert summary["f1"]["before"] == 50.0 and summary["f1"]["after"] == 66.7 and summary["f1"]["change"][0] == 16.7
     assert summary["support_recall"]["change"][0] == 33.3 and summary["reader_s_median"] == 2.0
+
+
+def test_answer_form_names_the_rule_under_which_an_answer_is_right_in_another_form():
+    from benchmarks.answer_form import form_rule
+
+    assert form_rule("How many legs?", "8", ["eight"]) == "number"
+    assert form_rule("Which country is the director from?", "France", ["French"]) == "country"
+    assert form_rule("Which country?", "Germany", ["East Germany"]) is None  # a state that is gone is another
+    assert form_rule("What hedgehog?", "Sonic the Hedgehog", ["Sonic"]) == "says more"
+    assert form_rule("Who died first, Ann Lee or Bo Li?", "Ann Lee died before Bo Li", ["Ann Lee"]) is None
+    assert form_rule("What genus?", "Cistus is a genus of flowering plants in the rockrose family",
+                     ["flowering plants"]) is None  # a sentence, not the answer in another form
+    assert form_rule("What coastal area?", "Yellowcraigs", ["Yellowcraig"]) == "spelling"
+    assert form_rule("Who?", "Zdenek Sverak", ["Zdeněk Svěrák"]) == "spelling"  # the metric keeps accents
+    assert form_rule("Who?", "Jan Svěrák", ["Zdeněk Svěrák"]) is None
