@@ -22,8 +22,11 @@ _JOINERS = frozenset({"of", "de", "da", "del", "della", "di", "du", "la", "le", 
                       "al", "bin", "ibn", "the", "and", "&"})
 # Capitalised words that start a line without naming anything.
 _OPENERS = frozenset({"the", "a", "an", "what", "who", "whom", "whose", "where", "when", "which", "why", "how",
-                      "is", "was", "did", "does", "in", "on", "at", "for", "from", "by", "to", "evidence", "fact",
-                      "information", "date", "birth", "death", "place", "name", "year"})
+                      "is", "was", "did", "does", "in", "on", "at", "for", "from", "by", "to", "then", "evidence",
+                      "fact", "information", "date", "birth", "born", "death", "died", "place", "name", "year",
+                      "married", "directed", "written", "founded", "located", "released", "published", "father",
+                      "mother", "spouse", "wife", "husband", "child", "son", "daughter", "director", "nationality",
+                      "country", "city"})
 _TOKEN = re.compile(r"[^\s,;:()\"“”?!]+")
 _POSSESSIVE = re.compile(r"(?:['’]s|['’])$")
 
@@ -37,7 +40,7 @@ def names_in(text: str) -> list[str]:
     def close() -> None:
         while run and run[-1].lower() in _JOINERS:
             run.pop()
-        while run and run[0].lower() in _OPENERS:
+        while run and (run[0].lower() in _OPENERS or run[0].lower() in _JOINERS):
             run.pop(0)
         if run:
             names.append(" ".join(run))
@@ -53,8 +56,9 @@ def names_in(text: str) -> list[str]:
             run.append(word)
         else:
             close()
-        if raw != word and raw.endswith(("'s", "’s", ".")):
-            close()  # "Svěrák's father": the name ends at the possessive
+        initial = raw.endswith(".") and len(word) <= 2 and word[:1].isupper()  # "Lewis D. Collins", "Jr."
+        if raw != word and raw.endswith(("'s", "’s", ".")) and not initial:
+            close()  # "Svěrák's father": the name ends at the possessive, or at the sentence's end
     close()
     return names
 
