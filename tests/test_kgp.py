@@ -487,6 +487,7 @@ def test_names_in_a_next_evidence_line():
     assert names_in("Duke of Wellington's date of birth") == ["Duke of Wellington"]
     assert names_in("When was Foo Fighters formed, 1994 or 2010?") == ["Foo Fighters", "1994", "2010"]
     assert names_in("the father of the director") == []
+    assert names_in("It has more species than Pistacia") == ["Pistacia"]
     assert names_in("Lewis D. Collins's death date") == ["Lewis D Collins"]  # an initial does not end a name
     assert names_in("Born in the U.S. in 1990. Director of Jaws") == ["U.S", "1990", "Jaws"]
     held = Document(page_content="The Ride is a 1994 film directed by Jan Svěrák.", metadata={"title": "The Ride"})

@@ -20,13 +20,14 @@ from pipeline.text import normalize_answer
 # Words that join the capitalised words of one name ("Duke of Wellington", "Vincent van Gogh").
 _JOINERS = frozenset({"of", "de", "da", "del", "della", "di", "du", "la", "le", "von", "van", "der", "den", "y",
                       "al", "bin", "ibn", "the", "and", "&"})
-# Capitalised words that start a line without naming anything.
+# Capitalised words that start a line without naming anything (pronouns too: "It" is in every passage).
 _OPENERS = frozenset({"the", "a", "an", "what", "who", "whom", "whose", "where", "when", "which", "why", "how",
                       "is", "was", "did", "does", "in", "on", "at", "for", "from", "by", "to", "then", "evidence",
                       "fact", "information", "date", "birth", "born", "death", "died", "place", "name", "year",
                       "married", "directed", "written", "founded", "located", "released", "published", "father",
                       "mother", "spouse", "wife", "husband", "child", "son", "daughter", "director", "nationality",
-                      "country", "city"})
+                      "country", "city", "it", "its", "he", "his", "she", "her", "they", "their", "this", "that",
+                      "these", "those", "there", "both", "each", "all", "one"})
 _TOKEN = re.compile(r"[^\s,;:()\"“”?!]+")
 _POSSESSIVE = re.compile(r"(?:['’]s|['’])$")
 
