@@ -11,6 +11,10 @@ recorded order gives back the passages the run read (``reproduced``) and ``--ord
 only the reader is asked again (one call, the default model, greedy); elsewhere the first answer stands. Prints,
 and writes to ``OUT.json`` with every item: F1 and support recall before and after, with the paired change and
 its 95% interval, how many readers changed, and the bridges found.
+
+    python -m benchmarks.kgp_reader against OUT.json RESULTS.json oner
+
+sets the readers before and after against another method's F1 on the same items (paired changes; no model).
 """
 
 from __future__ import annotations
@@ -34,7 +38,25 @@ from pipeline.settings import Settings
 from pipeline.trace import load_trace
 
 
+def against(replay: dict, results: dict, method: str) -> dict:
+    """F1 of a replay's readers before and after, each against ``method``'s F1 on the same items of a results file
+    of ``pipeline.evaluate``, with the paired changes."""
+    theirs = {r["id"]: r["scores"]["f1"] for r in results["items"] if r["method"] == method}
+    pairs = [(theirs[r["id"]], r["before"]["f1"], r["after"]["f1"]) for r in replay["items"] if r["id"] in theirs]
+    base, before, after = (list(column) for column in zip(*pairs))
+    out = {"method": method, "n": len(pairs), method: round(100 * statistics.fmean(base), 1)}
+    for name, values in (("before", before), ("after", after)):
+        mean, low, high = paired_change(base, values)
+        out[name] = [round(100 * mean, 1), round(100 * low, 1), round(100 * high, 1)]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["against"]:  # against OUT.json RESULTS.json METHOD: no model
+        replay, results = (json.loads(Path(p).read_text()) for p in argv[1:3])
+        print(json.dumps(against(replay, results, argv[3])))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--traces", type=Path, required=True)
@@ -42,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--model", default="default")
     parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
 
     from models.rerankers import RankFusionReranker
     from pipeline.runtime import Runtime, RuntimeConfig

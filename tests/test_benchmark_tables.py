@@ -416,3 +416,16 @@ def test_answer_form_names_the_rule_under_which_an_answer_is_right_in_another_fo
     assert form_rule("What coastal area?", "Yellowcraigs", ["Yellowcraig"]) == "spelling"
     assert form_rule("Who?", "Zdenek Sverak", ["Zdeněk Svěrák"]) == "spelling"  # the metric keeps accents
     assert form_rule("Who?", "Jan Svěrák", ["Zdeněk Svěrák"]) is None
+
+
+def test_the_kgp_reader_replay_is_set_against_another_methods_f1_on_the_same_items():
+    from benchmarks.kgp_reader import against
+
+    replay = {"items": [{"id": "a", "before": {"f1": 0.0}, "after": {"f1": 1.0}},
+                        {"id": "b", "before": {"f1": 1.0}, "after": {"f1": 1.0}},
+                        {"id": "zz", "before": {"f1": 1.0}, "after": {"f1": 1.0}}]}  # not in the results file
+    results = {"items": [{"id": "a", "method": "oner", "scores": {"f1": 0.5}},
+                         {"id": "b", "method": "oner", "scores": {"f1": 1.0}},
+                         {"id": "a", "method": "kgp", "scores": {"f1": 0.0}}]}
+    out = against(replay, results, "oner")
+    assert out["n"] == 2 and out["oner"] == 75.0 and out["before"][0] == -25.0 and out["after"][0] == 25.0

@@ -454,7 +454,8 @@ RELEVANCE = ["s2", "a3", "s1", "a1", "c1", "b2", "b1"]
 def test_the_hops_reader_reads_the_neighbour_reached_through_a_bridge_beside_the_passage_that_named_it():
     # s2's next evidence names "Tees", which the question does not: s2 and b1 both hold it, so b1 is a hop.
     evidence = ["alpha", "alpha about Tees ferries"]
-    relevance, _, _ = walk(evidence, neighbours=2, top_k=3, reranker=FixedReranker(RELEVANCE))
+    relevance, _, _ = walk(evidence, neighbours=2, top_k=3, reranker=FixedReranker(RELEVANCE),
+                           reader_order="relevance")
     assert [p.id for p in relevance.answer.passages] == ["s2", "a3", "s1"]
     state, llm, _ = walk(evidence, neighbours=2, top_k=3, reranker=FixedReranker(RELEVANCE), reader_order="hops")
     assert [p.id for p in state.answer.passages] == ["s2", "b1", "a3"]  # b1, last by relevance, read second

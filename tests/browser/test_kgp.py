@@ -60,18 +60,6 @@ def test_the_walk_grows_as_a_graph_and_a_visited_node_opens_its_passage(page, se
     assert "Jonas Vingegaard" in last_answer(page).inner_text()
 
 
-def test_a_visit_reached_through_a_bridge_entity_says_so_on_its_card(page, serve):
-    # The next evidence names "Tadej Pogacar", whom the question does not name in full; a seed and the neighbour
-    # it chose both hold the name, so that visit is a hop through it.
-    open_app(page, serve(kgp_model("Races won by Tadej Pogacar", "Jonas Vingegaard won in 2023 [1]."),
-                         notes=CYCLING))
-    ask(page, "Who won the Tour de France the year before Pogacar's third win?", method=KGP)
-    wait_done(page)
-    hop = page.locator("#reasoning .rv-card", has_text="hop through").first
-    expect(hop).to_contain_text("hop through Tadej Pogacar")
-    assert "Tadej Pogacar" in hop.locator("strong").first.inner_text()
-
-
 def test_a_table_question_about_an_uploaded_pdf_is_answered_from_the_table(page, serve, tmp_path):
     path = tmp_path / "report.pdf"
     make_report_pdf(path)
