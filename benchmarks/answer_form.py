@@ -12,7 +12,8 @@ answer is right in another form:
   "Paris"), unless the answer names both options of an "A or B" question;
 - **spelling**: the same words but for accents, a plural or a possessive ("Yellowcraigs" for "Yellowcraig").
 
-Abstentions ("The selected sources do not answer ...") are never right in another form. Prints, per results file and method, the F1, the answers below 1, how many of those are right in another form
+Abstentions ("The selected sources do not answer ...") are never right in another form. Prints, per results file
+and method, the F1, the answers below 1, how many of those are right in another form
 (by rule and by question type), and the F1 they would give if their form were right: the most a change of form
 alone could win. Nothing is re-run; no model is loaded.
 """

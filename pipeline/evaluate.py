@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
                              "for replay and for resuming with edits")
     parser.add_argument("--setting", default="closed", help="closed (all passages of the file pooled), "
                         "per-question (each item's own passages) or pooled (all passages of every file in data/eval "
-                        "and data/eval-test, dev and test: a mixed library ten times the size of one file's)")
+                        "and data/eval-test, dev and test: a mixed library 4-10 times the size of one file's)")
     parser.add_argument("--data-dir", type=Path, default=default_data_dir() / "evaluation",
                         help="where corpora are indexed and cached, apart from the app's collections "
                         "(default: %(default)s)")

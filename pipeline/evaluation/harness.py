@@ -65,7 +65,8 @@ def method_config(method: str, settings: Settings) -> dict[str, Any]:
 def closed_corpus(store: CollectionStore, items: list[EvalItem], data_sha256: str,
                   progress: Callable[[int, int], None] | None = None) -> PassageCollection:
     """All passages of ``items`` (a file's, or every file's of the pooled setting), de-duplicated, in a collection
-    cached by ``data_sha256`` (the file's hash, or the pool's), with its passage graph (KGP; built with the index, or once for a collection cached before graphs existed)."""
+    cached by ``data_sha256`` (the file's hash, or the pool's), with its passage graph (KGP; built with the index,
+    or once for a collection cached before graphs existed)."""
     collection = store.create(f"eval-{data_sha256[:16]}")
     passages = [passage_document(p, source=item.dataset) for item in items for p in item.passages]
     unique = list({p.id: p for p in passages if p.page_content}.values())
