@@ -83,7 +83,7 @@ SAMPLES: dict[str, BaseModel] = {
                         seeds=10, neighbours=3, budget=30, depth=2, visited=9, target="table 2 of x.pdf"),
     "visit": VisitPayload(node="node-key", node_kind="table", passage=_passage(8), label="Table 2 of x.pdf",
                           edge="knn+title", via="shared words", from_node="s9", score=0.61, rank=2, depth=1,
-                          seed=False, collection="visitcoll"),
+                          seed=False, collection="visitcoll", bridge="Bridge Name"),
     "check": CheckPayload(signals=[Signal(name="signal name", value=0.42, fired=True, why="signal why words")],
                           deeper="deeper method", reason="escalation reason words"),
     "evidence": EvidencePayload(text="next evidence words", path=["s1", "s2"], depth=1, candidates=8, chosen=3,
