@@ -25,7 +25,6 @@ import json
 import re
 import statistics
 import sys
-import unicodedata
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
@@ -35,7 +34,7 @@ import yaml
 from benchmarks.by_type import types_of
 from pipeline.evaluation.data import load_items
 from pipeline.methods.ircot.plan import options
-from pipeline.text import normalize_answer
+from pipeline.text import normalize_unaccented
 
 DEMONYMS = Path(__file__).parent / "data" / "demonyms.yaml"
 NUMBERS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
@@ -43,15 +42,11 @@ NUMBERS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight
 RULES = ("number", "country", "says more", "spelling")
 
 
-def _plain(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text or "")
-    return normalize_answer("".join(c for c in decomposed if not unicodedata.combining(c)))
-
-
 @lru_cache(maxsize=1)
 def _countries() -> dict[str, str]:
     table = yaml.safe_load(DEMONYMS.read_text(encoding="utf-8"))
-    return {_plain(name): country for country, names in table.items() for name in [country, *names]}
+    return {normalize_unaccented(name): country
+            for country, names in table.items() for name in [country, *names]}
 
 
 def _numbers(text: str) -> str:
@@ -64,11 +59,11 @@ def _stem(word: str) -> str:
 
 def form_rule(question: str, prediction: str, golds: list[str]) -> str | None:
     """The rule under which ``prediction`` is one of ``golds`` in another form (``RULES``), or None."""
-    said = _plain(prediction)
+    said = normalize_unaccented(prediction)
     if not said:
         return None
-    choices = [_plain(o) for o in options(question)]
-    for gold in map(_plain, golds):
+    choices = [normalize_unaccented(o) for o in options(question)]
+    for gold in map(normalize_unaccented, golds):
         if not gold:
             continue
         if said == gold:  # equal but for accents, which the metric keeps

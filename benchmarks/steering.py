@@ -29,7 +29,6 @@ import json
 import statistics
 import sys
 import time
-import unicodedata
 from pathlib import Path
 
 from benchmarks.compare_results import paired_change
@@ -40,20 +39,14 @@ from pipeline.evaluation.tables import machine
 from pipeline.fold import RunState
 from pipeline.payloads import NodePayload
 from pipeline.service import RunService
-from pipeline.text import normalize_answer
+from pipeline.text import normalize_unaccented
 from pipeline.trace import load_trace
-
-
-def _plain(text: str) -> str:
-    """``normalize_answer`` without accents ("Pogačar" and "Pogacar" are one name to the person)."""
-    decomposed = unicodedata.normalize("NFKD", text or "")
-    return normalize_answer("".join(c for c in decomposed if not unicodedata.combining(c)))
 
 
 def gold_short_answers(item) -> list[str]:
     """Every gold short answer of an item: ASQA's disambiguated answers, else the item's answers."""
     shorts = [a for pair in item.qa_pairs for a in pair.get("short_answers", [])]
-    return [_plain(a) for a in (shorts or item.answers) if _plain(a)]
+    return [normalize_unaccented(a) for a in (shorts or item.answers) if normalize_unaccented(a)]
 
 
 def simulated_edits(state: RunState, item) -> list:
@@ -67,7 +60,7 @@ def simulated_edits(state: RunState, item) -> list:
         for step_id, node in state.steps_of(NodePayload):
             if node.state not in ("kept", "restored"):
                 continue
-            said = _plain(node.answer or "")
+            said = normalize_unaccented(node.answer or "")
             if not said or not any(g in said or said in g for g in golds):
                 edits.append(Prune(node=step_id))
         return edits

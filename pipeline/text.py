@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = set(string.punctuation)
@@ -13,6 +14,12 @@ def normalize_answer(text: str) -> str:
     """SQuAD normalisation: lower case, no punctuation, no articles (a, an, the), single spaces."""
     text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def normalize_unaccented(text: str) -> str:
+    """``normalize_answer`` without accents: "Pogačar" and "Pogacar" are one name to a person reading them."""
+    decomposed = unicodedata.normalize("NFKD", text or "")
+    return normalize_answer("".join(c for c in decomposed if not unicodedata.combining(c)))
 
 
 # Words that end with a period without ending a sentence ("Mr. Smith", "St. Louis"); single letters
