@@ -4,7 +4,7 @@
     python -m benchmarks.compare_results B1.json,B2.json A1.json,A2.json --method ircot   # pooled: B1 with A1...
 
 For each method (or the named pair), on the items both files scored: how many predictions are identical, the
-mean scores (x100) before and after with the paired change (how many items scored better and worse, and a 95%
+mean scores (x100; counts per question as they are) before and after with the paired change (how many items scored better and worse, and a 95%
 paired-bootstrap interval of the mean change: an interval that holds 0 is a change within the items' noise),
 and the cost: median and p90 seconds per question, mean LLM calls, prompt tokens, and prompt tokens served from
 the prefix cache (where the file recorded them). With ``--after-method auto`` only the items Auto sent to the
@@ -23,6 +23,7 @@ import statistics
 import numpy as np
 from pathlib import Path
 
+from pipeline.evaluation.harness import PER_QUESTION
 from pipeline.evaluation.tables import table
 
 
@@ -102,8 +103,9 @@ def main() -> None:
         mean, low, high = paired_change(b, a)
         better = sum(y > x for x, y in zip(b, a))
         worse = sum(y < x for x, y in zip(b, a))
-        rows.append([name, len(scored), f"{100 * statistics.fmean(b):.1f}", f"{100 * statistics.fmean(a):.1f}",
-                     f"{100 * mean:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]", f"{better} / {worse}"])
+        scale = 1 if name.endswith(PER_QUESTION) else 100  # a count per question is shown as its mean
+        rows.append([name, len(scored), f"{scale * statistics.fmean(b):.1f}", f"{scale * statistics.fmean(a):.1f}",
+                     f"{scale * mean:+.1f} [{scale * low:+.1f}, {scale * high:+.1f}]", f"{better} / {worse}"])
     for label, key, summary in COSTS:
         b = [before[i]["cost"].get(key) for i in rerun]
         a = [after[i]["cost"].get(key) for i in rerun]

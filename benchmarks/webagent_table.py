@@ -7,8 +7,9 @@
 Web agent results files are grouped by their dev file; each group is compared with the baselines file of the same
 dev file, on the items the agent ran (the agent ran on the first 50, the baselines on 100; every agent file of a
 group must hold the same items). Rows: each method's EM, F1 and support recall (x100), then for each agent file
-(labelled by its mode: ``webagent`` or ``webagent (pipeline)``) its own counts per question (actions, queries,
-pages loaded, facts quoted, refused actions), the share of runs that ended by Finish rather than the budget,
+(``webagent`` at its default mode, else labelled by its mode: ``webagent (interactive)``) its own counts per
+question (actions, queries, pages loaded, facts quoted, refused actions), the share of runs that ended by Finish
+rather than the budget (not for the pipeline and hop modes, which have no Finish action),
 abstentions, LLM calls, prompt tokens and their share served from the prefix cache, and median and p90 seconds.
 ``--skip-timing RESULTS=IDS`` leaves the items listed in the file IDS (one id per line or space-separated) out of
 that agent file's seconds only (items that ran while another process shared the machine); their quality counts.
@@ -75,7 +76,7 @@ def _row(name: str, label: str, rows: list[dict], timed: list[float], agent: boo
     cached = statistics.fmean(r["cost"].get("cached_tokens", 0) for r in rows)
     counts = [f"{statistics.fmean(r['scores'].get(k, 0.0) for r in rows):.1f}" if agent else "-"
               for k, _ in AGENT_COUNTS]
-    interactive = agent and label == "webagent"
+    interactive = agent and not label.endswith(("(pipeline)", "(hops)"))  # a run that may end by Finish
     finish = f"{100 * _mean(rows, 'ended_by_finish'):.0f}%" if interactive else "-"
     return [name, label, len(rows), f"{100 * _mean(rows, 'em'):.1f}", f"{100 * _mean(rows, 'f1'):.1f}",
             f"{100 * _mean(rows, 'support_recall'):.1f}", *counts, finish,

@@ -50,7 +50,7 @@ def test_a_pipeline_run_gets_its_own_labelled_row_and_its_own_skip_list(tmp_path
                                                   item(0, "webagent", 1.0, 20.0, ended_by_finish=0.0)], "pipeline")
     baselines = write(tmp_path / "base.json", [item(i, "oner", 1.0, 5.0) for i in range(2)])
     rows = rows_for([agent, pipeline], baselines, ["oner"], skip_timing={agent: {"q1"}})
-    assert [r[1] for r in rows] == ["oner", "webagent", "webagent (pipeline)"]
+    assert [r[1] for r in rows] == ["oner", "webagent (interactive)", "webagent (pipeline)"]
     assert rows[1][-2] == "60.0 (n=1)" and rows[2][-2] == "25.0 (n=2)"  # the skip list is the agent file's only
     assert rows[1][11] == "50%" and rows[2][11] == "-"  # Finish is an interactive action
     assert rows[2][4] == "100.0"
@@ -85,12 +85,14 @@ def test_the_command_line_groups_files_by_dev_file_and_reads_skip_lists(tmp_path
 def test_compare_results_gives_the_paired_change_with_an_interval_and_counts(tmp_path, capsys, monkeypatch):
     from benchmarks import compare_results
 
-    def answered(i, f1, wall, prediction):
-        return {**item(i, "ircot", f1, wall), "question": f"question {i}?", "prediction": prediction}
+    def answered(i, f1, wall, prediction, pages=2.0):
+        record = {**item(i, "ircot", f1, wall), "question": f"question {i}?", "prediction": prediction}
+        record["scores"]["pages_per_question"] = pages
+        return record
 
     before = write(tmp_path / "before.json", [answered(i, 0.5, 20.0, "old") for i in range(20)])
-    after = write(tmp_path / "after.json", [answered(i, 1.0 if i < 2 else 0.5, 10.0, "new" if i < 2 else "old")
-                                            for i in range(20)]
+    after = write(tmp_path / "after.json", [answered(i, 1.0 if i < 2 else 0.5, 10.0, "new" if i < 2 else "old",
+                                                     pages=4.0) for i in range(20)]
                   + [answered(99, 1.0, 1.0, "new")])  # not in BEFORE: left out
     monkeypatch.setattr("sys.argv", ["compare_results", str(before), str(after), "--method", "ircot"])
     compare_results.main()
@@ -102,6 +104,7 @@ def test_compare_results_gives_the_paired_change_with_an_interval_and_counts(tmp
     low, high = (float(x) for x in cells[4].split("[")[1].rstrip("]").split(","))
     assert cells[4].startswith("+5.0") and low == 0.0 and 5.0 < high <= 15.0  # 2 of 20 items gained 0.5, none lost
     assert cells[5] == "2 / 0"
+    assert "| pages_per_question | 20 | 2.0 | 4.0 | +2.0 [+2.0, +2.0] | 20 / 0 |" in out  # a count, not x100
     assert "| median s per question | 20 | 20.0 | 10.0 |" in out
     assert "- question 1?\n  before: 'old'\n  after:  'new'" in out
 
@@ -341,7 +344,35 @@ def test_ircot_mode_replay_writes_the_mixture_as_a_results_file(tmp_path, monkey
     out = tmp_path / "mixed.json"
     monkeypatch.setattr("sys.argv", ["ircot_mode_replay", str(sentences), str(hops), "--write", str(out)])
     ircot_mode_replay.main()
-    assert [r["prediction"] for r in json.loads(out.read_text())["items"]] == ["h", "s"]
+    mixed = json.loads(out.read_text())
+    assert [r["prediction"] for r in mixed["items"]] == ["h", "s"]
+    assert mixed["method_configs"]["ircot"]["settings"]["mode"] == "auto"
+
+
+def test_the_web_agents_mode_mixture_takes_each_item_from_the_run_of_its_mode(tmp_path, monkeypatch, capsys):
+    """The web agent's default is read from two runs: the hop run of every item and an interactive run of only
+    the items the rule does not send hop by hop (``--ids``); a missing item is named, not skipped."""
+    from benchmarks import ircot_mode_replay
+
+    questions = ["Where was the director of film X born?", "Who wrote Emma?", "Who died first, A or B?"]
+    hops = write(tmp_path / "h.json", [dict(item(i, "webagent", 1.0, 5.0), question=q, prediction="h")
+                                      for i, q in enumerate(questions)], "hops")
+    interactive = write(tmp_path / "i.json", [dict(item(1, "webagent", 0.0, 60.0), question=questions[1],
+                                                   prediction="i")], "interactive")
+    out = tmp_path / "mixed.json"
+    monkeypatch.setattr("sys.argv", ["ircot_mode_replay", str(interactive), str(hops), "--method", "webagent",
+                                     "--write", str(out)])
+    ircot_mode_replay.main()
+    printed = capsys.readouterr().out
+    assert printed.startswith("| file | n | sent hop by hop | interactive | hops | chosen per question |")
+    assert "| i.json | 1 | 0 | 0.0 | 100.0 | 0.0 |" in printed  # the one item both hold, a plain one
+    mixed = json.loads(out.read_text())
+    assert [(r["id"], r["prediction"]) for r in mixed["items"]] == [("q1", "i"), ("q0", "h"), ("q2", "h")]
+    assert mixed["method_configs"]["webagent"]["settings"]["mode"] == "auto"
+    monkeypatch.setattr("sys.argv", ["ircot_mode_replay", str(hops), str(interactive), "--method", "webagent",
+                                     "--write", str(out)])
+    with pytest.raises(SystemExit, match="lacks item q0, which the rule sends hop by hop"):
+        ircot_mode_replay.main()
 
 
 def test_the_steering_table_has_a_row_per_results_file_with_its_split_metric_and_link(tmp_path, capsys):

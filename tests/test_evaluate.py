@@ -240,7 +240,7 @@ def test_plots_draw_a_run_in_another_mode_as_a_point_of_its_own(tmp_path):
     data["method_configs"]["webagent"]["settings"]["max_steps"] = 99
     variant.write_text(json.dumps(data))
     drawn = {(row["label"], row["file"]) for row in points([interactive, pipeline, variant])["hotpotqa"]}
-    assert drawn == {("webagent", str(interactive)), ("webagent (pipeline)", str(pipeline))}
+    assert drawn == {("webagent (interactive)", str(interactive)), ("webagent (pipeline)", str(pipeline))}
 
 
 def test_auto_is_compared_with_each_single_method_on_the_same_items(tmp_path, monkeypatch, capsys):

@@ -313,8 +313,28 @@ def test_the_evaluation_records_the_hops_and_the_pages_loaded_per_question(embed
     assert summarize([record])["webagent"]["metrics"]["pages_per_question"] == 2.0  # a count, not x100
 
 
+def test_auto_goes_hop_by_hop_for_a_question_reached_through_another_and_browses_a_plain_one():
+    """The default mode chooses per question: a bridge question is planned (the plan says why), a plain one is
+    browsed one chosen action at a time, its first call the interactive agent's action."""
+    assert WebAgentSettings().mode == "auto"
+    script = Script(BRIDGE_PLAN, {"Who directed Torchy Blane in Panama?": [("directed by", "William Clemens")],
+                                  "Where was William Clemens born?": [("born in", "Saginaw, Michigan")]})
+    events, state, _ = run(script, BRIDGE, mode="auto")
+    plan = done(events, EventKind.PLAN)[0].payload
+    assert plan.note.startswith("Hop by hop: it asks about something described through something else")
+    assert state.answer.answer.startswith("Saginaw, Michigan")
+
+    from tests.test_webagent import FINISH, Agent, load, quote, search
+    from tests.test_webagent import run as browse
+
+    agent = Agent([search("william clemens"), load(1), quote(1), FINISH], answer="An American film director [1].")
+    events, state = browse(agent, docs=[PAGES["clemens"]], question="Who is William Clemens?")
+    assert not done(events, EventKind.PLAN) and not done(events, EventKind.SUBQUESTION)
+    assert [a.action for a in state.payloads(ActionPayload)] == ["start", "search", "load", "quote", "finish"]
+    assert state.answer.answer == "An American film director [1]."
+
+
 def test_the_mode_is_a_setting_and_a_flag():
-    assert WebAgentSettings().mode == "interactive"  # the default is unchanged
     parser = argparse.ArgumentParser()
     add_settings_arguments(parser, settings_models())
     args = parser.parse_args(["--webagent-mode", "hops", "--webagent-hop-fallback", "none"])

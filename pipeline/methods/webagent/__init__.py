@@ -15,12 +15,18 @@ from pipeline.methods.webagent.hops_mode import HopsAgent
 from pipeline.methods.webagent.interactive import InteractiveAgent
 from pipeline.methods.webagent.pipeline_mode import OneShotAgent
 from pipeline.methods.webagent.settings import WebAgentSettings
+from pipeline.routing import hop_structure_cue
 
 
 def run(question: str, ctx: RunContext, tracer: Tracer, cfg: WebAgentSettings) -> Iterator[StepEvent]:
     """Browse for facts (or read pages one-shot in ``pipeline`` mode, or a search per sub-question in ``hops``
-    mode), then stream the answer citing them."""
-    agent = {"pipeline": OneShotAgent, "hops": HopsAgent}.get(cfg.mode, InteractiveAgent)(question, ctx, tracer, cfg)
+    mode, or, in ``auto`` mode, hop by hop when the question's structure asks for it), then stream the answer
+    citing them."""
+    why = hop_structure_cue(question) if cfg.mode == "auto" else None
+    mode = cfg.mode if cfg.mode != "auto" else "hops" if why else "interactive"
+    agent = {"pipeline": OneShotAgent, "hops": HopsAgent}.get(mode, InteractiveAgent)(question, ctx, tracer, cfg)
+    if why:
+        agent.why = f"Hop by hop: {why}."
     yield from agent.start()
     if agent.browser is not None:
         yield from agent.browse()

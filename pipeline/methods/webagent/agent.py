@@ -12,7 +12,9 @@ on screen. It browses the real web when web search is chosen, else a local web o
 (or, in the evaluation, the file's passages); offline with web search chosen, it says so in its first step and
 browses the collections. ``mode: pipeline`` is WebCPM's one-shot variant: queries, then pages, then one fact
 extraction per page, then the answer. ``mode: hops`` plans the question as sub-questions (IRCoT's planner) and
-searches for each in turn, quoting the sentence that states its answer.
+searches for each in turn, quoting the sentence that states its answer. ``mode: auto`` (the default) runs
+``hops`` for a question whose structure reaches one thing through another or compares two, ``interactive``
+otherwise.
 
 Events: one ``action`` step per action, each the child of the one before (a timeline), from a ``start`` step
 naming what is browsed to a ``finish`` step; merges link to the steps that made the merged facts (``merge``), the

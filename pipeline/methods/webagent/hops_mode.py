@@ -66,6 +66,7 @@ class HopsAgent(InteractiveAgent):
     interactive agent (whose browsing and answer it then uses)."""
 
     plan: Plan | None = None
+    why = ""  # why this question goes hop by hop, when the mode was chosen for it (``mode: auto``)
 
     def browse(self) -> Iterator[StepEvent]:
         start = self.parent
@@ -77,7 +78,7 @@ class HopsAgent(InteractiveAgent):
             self.parent = plan_id
             yield from super().browse()
             return
-        yield plan_event(self.tracer, plan, plan_id, "", cost, parent=start)
+        yield plan_event(self.tracer, plan, plan_id, self.why, cost, parent=start)
         self.plan = plan
         self.hops: dict[int, PageHop] = {}
         self.fact_docs: list[Document] = []  # each fact as the answer reads it, in fact order (made once)

@@ -12,8 +12,8 @@ class WebAgentSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    mode: Literal["interactive", "pipeline", "hops"] = Field(
-        "interactive",
+    mode: Literal["auto", "interactive", "pipeline", "hops"] = Field(
+        "auto",
         description="interactive: the agent picks every action (the paper's method). pipeline: queries, then "
         "up to N pages per query, one fact extraction per page, then the answer (WebCPM's one-shot variant, in "
         "its code, not its paper). hops: the question is planned as sub-questions (IRCoT's planner); each, "
@@ -21,9 +21,12 @@ class WebAgentSettings(BaseModel):
         "quoting the sentence that states its answer, kept only when that sentence or its page holds it; a "
         "sub-question no page answers is searched once more with its key words, and the run finishes with a "
         "warning naming it if still unanswered (hop_fallback); comparisons are computed in code (this app's "
-        "variant; not yet measured). interactive is the default: on the first 50 items of HotpotQA / 2Wiki / "
-        "MuSiQue it scored F1 60.0 / 30.8 / 15.8 against pipeline's 44.8 / 28.8 / 9.7 (OneR: 55.9 / 28.8 / "
-        "13.5); pipeline is about 6 times faster (docs/benchmarks.md, Web agent).")
+        "variant). auto: hops when the question's structure reaches one thing through another or compares two "
+        "(pipeline.routing.hop_structure_cue, as IRCoT's auto mode), interactive otherwise. Chosen on the first "
+        "50 dev items of HotpotQA / 2Wiki / MuSiQue: auto 60.7 / 58.5 / 16.6 F1, hops 48.8 / 58.6 / 16.1, "
+        "interactive 60.0 / 30.8 / 15.8 (pipeline 44.8 / 28.8 / 9.7; docs/benchmarks.md, Web agent hop by "
+        "hop): hop by hop gains on 2Wiki's structured questions in a tenth of the time and loses on HotpotQA's "
+        "long descriptive ones.")
     max_steps: int = Field(16, ge=4, le=100, description="Action budget. The paper allows 100; 15-20 suits a "
                            "1.5B model on 2 cores (docs/design-notes.md), each action being one model call.")
     results_per_window: int = Field(3, ge=1, le=5, description="Search results shown at a time (the paper: 3).")
