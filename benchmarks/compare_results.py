@@ -4,8 +4,9 @@
     python -m benchmarks.compare_results B1.json,B2.json A1.json,A2.json --method ircot   # pooled: B1 with A1...
 
 For each method (or the named pair), on the items both files scored: how many predictions are identical, the
-mean scores (x100; counts per question as they are) before and after with the paired change (how many items scored better and worse, and a 95%
-paired-bootstrap interval of the mean change: an interval that holds 0 is a change within the items' noise),
+mean scores (x100; counts per question as they are) before and after with the paired change (how many items
+scored better and worse, and a 95% paired-bootstrap interval of the mean change: an interval that holds 0 is a
+change within the items' noise),
 and the cost: median and p90 seconds per question, mean LLM calls, prompt tokens, and prompt tokens served from
 the prefix cache (where the file recorded them). With ``--after-method auto`` only the items Auto sent to the
 method of BEFORE are compared (the same method, run by Auto), or with ``--all-routes`` all of Auto's items (Auto
