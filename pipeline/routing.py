@@ -68,7 +68,9 @@ _POSSESSIVE = re.compile(
     rf"\w's\s+((paternal|maternal|eldest|youngest|first|second)\s+)?({_KIN}|{_RELATION}|purchaser|successor)\b",
     re.IGNORECASE,
 )
-_ONE_POSSESSIVE = re.compile(r"^(who|what)\s+(is|was|are|were)\s+[^?]*'s\s+\w+\s*\??\s*$", re.IGNORECASE)
+# "Who is X's wife?" alone is one hop; "What is the place of birth of X's father?" is not ("of" before the name).
+_ONE_POSSESSIVE = re.compile(r"^(who|what)\s+(is|was|are|were)\s+(the\s+name\s+of\s+)?(?:(?!\bof\b)[^?])*'s\s+\w+\s*\??\s*$",
+                             re.IGNORECASE)
 # A relative two steps away: a grandparent is a parent's parent, an uncle a parent's brother.
 _COMPOUND_KIN = re.compile(
     r"\b(paternal|maternal|grandfather|grandmother|grandson|granddaughter|grandparents?|uncle|aunt|nephew|niece|"
@@ -84,6 +86,12 @@ _KIN_OF_ROLE = re.compile(
     r"president|king|queen|monarch|ruler|emperor|pope|ceo)\b",
     re.IGNORECASE,
 )
+# "Where did the director of film X study?", "Which country the performer of song X is from?": something said of
+# a person named by their role or kinship. Asking for the role itself ("Who is the director of X?") is one hop.
+_PERSON = (r"(director|author|writer|founder|creator|performer|singer|composer|producer|publisher|owner|"
+           rf"{_KIN[1:-1]})")
+_ROLE_THEN_MORE = re.compile(rf"\bthe\s+{_PERSON}\s+of\b", re.IGNORECASE)
+_ASKS_FOR_ROLE = re.compile(rf"^(who|what)(\s+|'s\s*)(is|was|are|were|'s)?\s*the\s+{_PERSON}\s+of\b", re.IGNORECASE)
 LONG_QUESTION_WORDS = 13
 
 
@@ -103,7 +111,8 @@ def hop_structure_cue(question: str) -> str | None:
     something else, a relative two steps away), or None. Unlike ``multi_hop_cue``, length alone is no cue."""
     if _COMPARISON.search(question):
         return "it compares or combines two things, so it needs facts from several passages"
-    if _NESTED.search(question) or _PROPERTY_OF_ROLE.search(question) or _KIN_OF_ROLE.search(question):
+    if (_NESTED.search(question) or _PROPERTY_OF_ROLE.search(question) or _KIN_OF_ROLE.search(question)
+            or (_ROLE_THEN_MORE.search(question) and not _ASKS_FOR_ROLE.search(question))):
         return "it asks about something described through something else, so it takes more than one hop"
     if _POSSESSIVE.search(question) and not _ONE_POSSESSIVE.search(question):
         return ("it asks about someone reached through another's relation (X's wife, X's father), so it takes more "

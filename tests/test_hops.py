@@ -11,7 +11,7 @@ from pipeline.context import RunContext
 from pipeline.events import EventKind, Status
 from pipeline.fold import RunState
 from pipeline.methods.ircot.compare import compare, parse_date, parse_number
-from pipeline.methods.ircot.plan import PlanError, option_of, options, parse_plan, plan_for
+from pipeline.methods.ircot.plan import Plan, PlanError, option_of, options, parse_plan, plan_for, whole_names
 from pipeline.payloads import ComparePayload
 from tests.fakes import ScriptedLLM, ScriptedRetriever, run_events, settings_with
 
@@ -140,6 +140,8 @@ def test_with_the_read_fallback_the_reader_answers_under_a_warning_that_it_may_b
     assert done(events, EventKind.SUBQUESTION)[0].payload.found is False
     assert any("may be a guess" in e.payload.message for e in events if e.kind == EventKind.WARNING)
     assert answer_of(events).answer == "Saginaw"
+    reader_prompt = llm.calls[-1][0][-1]["content"]
+    assert "not found" not in reader_prompt  # a hop with no answer gives the reader no note to copy
 
 
 def test_a_date_comparison_is_computed_where_the_models_prose_says_the_opposite():
@@ -363,3 +365,23 @@ def test_by_default_the_questions_structure_chooses_the_mode_and_the_plan_says_w
     events, _ = run(plain, "Where was William Clemens born?", mode="auto")
     assert not done(events, EventKind.PLAN)
     assert done(events, EventKind.HOP)
+
+
+def test_a_name_the_plan_cuts_short_is_searched_whole():
+    llm = scripted("1. Who directed Torchy Blane?\n2. Where was #1 born?\nAnswer: #2",
+                   {"Who directed Torchy Blane In Panama?": "[1] William Clemens",
+                    "Where was William Clemens born?": "[1] Saginaw, Michigan"})
+    events, retriever = run(llm, "Where was the director of film Torchy Blane In Panama born?")
+    assert retriever.queries[0][0] == "Who directed Torchy Blane In Panama?"
+    assert "Torchy Blane In Panama" in done(events, EventKind.PLAN)[0].payload.note
+    assert answer_of(events).answer == "Saginaw, Michigan"
+
+
+@pytest.mark.parametrize("question, planned", [
+    ("What is the place of birth of Jazmin Grace Grimaldi's father?", "Who is the father of Jazmin Grace Grimaldi?"),
+    ("Are both Elko Regional Airport and Gerald R. Ford Airport in Michigan?", "Is Elko Regional Airport in Michigan?"),
+    ("Where was the director of film Torchy Blane In Panama born?", "Who directed Torchy Blane in Panama?"),
+])
+def test_names_given_whole_are_left_alone(question, planned):
+    plan = Plan((planned, "Where was #1 born?"), answer=2)
+    assert whole_names(plan, question) == plan

@@ -46,6 +46,10 @@ def test_the_labelled_file_has_every_label():
     ("What nationality is the director of film Amelie?", "described through"),
     ("Who married the founder of the Ford Motor Company?", "described through"),
     ("Where was the singer of Hey Jude born?", "described through"),
+    ("Where did the director of film Amelie study?", "described through"),  # any fact of a person named by role
+    ("Which country the performer of song Hey Jude is from?", "described through"),
+    ("What is the place of birth of Marie Curie's husband?", "another's relation"),  # "of" before the name
+    ("Who is the father of Empress Wang's husband?", "another's relation"),
 ])
 def test_multi_hop_cues(question, says):
     reason = multi_hop_cue(question)
@@ -56,6 +60,8 @@ def test_multi_hop_cues(question, says):
     "Who is Barack Obama's wife?",  # one relation of a named entity is one hop
     "What is Germany's capital?",
     "Who is the author of The Hobbit?",
+    "Who was the director of the film Casablanca?",  # asking for the role itself
+    "What is the name of Barack Obama's wife?",
 ])
 def test_one_relation_is_one_hop(question):
     assert multi_hop_cue(question) is None

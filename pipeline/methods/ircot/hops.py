@@ -314,7 +314,9 @@ def answer_from_hops(ctx: RunContext, tracer: Tracer, question: str, plan: Plan,
         yield tracer.event(WarningPayload(message=f"{missing} The answer below is read from the {collected} "
                                                   f"collected and may be a guess."),
                            missing, parent_id=parent)
-    notes = " ".join(f"{f.question} {f.answer or 'not found'}." for f in facts)
+    # A hop with no answer is left out: the warning above says so, and a note "... not found." was copied into
+    # the prose ("was born in not found").
+    notes = " ".join(f"{f.question} {f.answer}." for f in facts if f.answer)
     if answer is not None:
         notes += f" So the answer is: {answer}."
     values = {"question": question, "passages": format_passages(read) or "(no passages found)", "reasoning": notes}

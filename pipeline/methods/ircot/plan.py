@@ -102,9 +102,10 @@ def plan_for(text: str, question: str, max_questions: int = 4) -> Plan:
     first choice only (the small model often writes "1. When did A die?" then "Compare: earlier #1 #2") is
     completed: the same sub-questions are asked about the second choice and the last answers compared. One that
     restates the question as a sub-question ("1. Who died first, A or B?") is replaced by the plan its wording
-    gives (``comparison_plan``). ``PlanError`` when it cannot be followed even so."""
+    gives (``comparison_plan``). A name of the question a sub-question cuts short is given whole
+    (``whole_names``). ``PlanError`` when it cannot be followed even so."""
     try:
-        return _completed(text, question, max_questions)
+        return whole_names(_completed(text, question, max_questions), question)
     except PlanError:
         fallback = comparison_plan(question)
         if fallback is None:
@@ -223,3 +224,38 @@ def option_of(plan: Plan, ref: int, choices: list[str]) -> str | None:
             return named[0]
         todo.extend(refs_of(plan.questions[k - 1]))
     return None
+
+
+# A name as questions write it: capitalised words (or numbers), with the small words titles hold between them
+# ("Torchy Blane In Panama", "The Great Adventure (1918 Film)"); a possessive or "and" ends it.
+_NAME = re.compile(r"[A-Z0-9][\w&.-]*(?:(?:\s+(?:in|of|the|de|del|da|di|von|van|du|la|le|a|an|on|for|to|at))*"
+                   r"\s+\(?[A-Z0-9][\w&.-]*\)?)*")
+
+
+def whole_names(plan: Plan, question: str) -> Plan:
+    """``plan`` with each name of ``question`` that a sub-question cut short given whole again: the small model
+    plans "Who directed Torchy Blane?" for "the director of film Torchy Blane In Panama", and the search then finds
+    another Torchy Blane film. A cut is a run of at least the name's first two words not followed by its next."""
+    names = [m.group(0).split() for m in _NAME.finditer(question)]
+    names = [words for words in names if len(words) >= 3]
+    questions, restored = list(plan.questions), []
+    for i, text in enumerate(questions):
+        for words in names:
+            if re.search(_words_pattern(words), text, re.IGNORECASE):
+                continue
+            for k in range(len(words) - 1, 1, -1):
+                cut = re.search(_words_pattern(words[:k]) + r"(?!\s+" + re.escape(words[k]) + r"\b)", text,
+                                re.IGNORECASE)
+                if cut:
+                    text = text[:cut.start()] + " ".join(words) + text[cut.end():]
+                    restored.append(" ".join(words))
+                    break
+        questions[i] = text
+    if not restored:
+        return plan
+    note = f"Names the plan cut short are given whole: {', '.join(dict.fromkeys(restored))}."
+    return replace(plan, questions=tuple(questions), note=" ".join(n for n in (plan.note, note) if n))
+
+
+def _words_pattern(words: list[str]) -> str:
+    return r"(?<![\w'])" + r"\s+".join(re.escape(w) for w in words) + r"(?![\w'])"
