@@ -4,8 +4,8 @@ Three stages, all free of model calls.
 
 1. Cues that a question needs several hops (IRCoT): it compares two things ("..., A or B?", "both", "the same"),
    reaches one entity through another ("the director of the film X", "X's wife", "the paternal grandfather of
-   X", "the nationality of the composer of ..."), or is long (13 words or more: chained questions carry their
-   bridge in words).
+   X", "the nationality of the composer of ...", anything asked of "the director of film X" other than who
+   that is), or is long (13 words or more: chained questions carry their bridge in words).
 2. Cues that a question is ambiguous (ToC): its wording points at something that changes over time or has
    several referents — a time-relative word ("last", "next", "current"), a contest held again and again ("who
    won"), a count or record ("how many times", "the most"), a performance or role ("who sang", "who played",
@@ -69,8 +69,8 @@ _POSSESSIVE = re.compile(
     re.IGNORECASE,
 )
 # "Who is X's wife?" alone is one hop; "What is the place of birth of X's father?" is not ("of" before the name).
-_ONE_POSSESSIVE = re.compile(r"^(who|what)\s+(is|was|are|were)\s+(the\s+name\s+of\s+)?(?:(?!\bof\b)[^?])*'s\s+\w+\s*\??\s*$",
-                             re.IGNORECASE)
+_ONE_POSSESSIVE = re.compile(
+    r"^(who|what)\s+(is|was|are|were)\s+(the\s+name\s+of\s+)?(?:(?!\bof\b)[^?])*'s\s+\w+\s*\??\s*$", re.IGNORECASE)
 # A relative two steps away: a grandparent is a parent's parent, an uncle a parent's brother.
 _COMPOUND_KIN = re.compile(
     r"\b(paternal|maternal|grandfather|grandmother|grandson|granddaughter|grandparents?|uncle|aunt|nephew|niece|"

@@ -385,3 +385,22 @@ def test_a_name_the_plan_cuts_short_is_searched_whole():
 def test_names_given_whole_are_left_alone(question, planned):
     plan = Plan((planned, "Where was #1 born?"), answer=2)
     assert whole_names(plan, question) == plan
+
+
+def test_a_country_the_passage_names_by_its_people_is_taken_as_the_passage_writes_it():
+    """The small model answers "Which country is X from?" with "United States" where the passage only says
+    "American": the answer must be copied from the passage, so it becomes "American"; an invented country is
+    still refused."""
+    llm = scripted("1. Who directed Torchy Blane in Panama?\n2. Which country is #1 from?\nAnswer: #2",
+                   {"Who directed Torchy Blane in Panama?": "[1] William Clemens",
+                    "Which country is William Clemens from?": "[1] United States"})
+    events, _ = run(llm, "Which country the director of film Torchy Blane In Panama is from?")
+    hop = done(events, EventKind.SUBQUESTION)[1].payload
+    assert (hop.answer, hop.found) == ("American", True) and "United States" in hop.note
+    assert answer_of(events).answer == "American"
+
+    llm = scripted("1. Who directed Torchy Blane in Panama?\n2. Which country is #1 from?\nAnswer: #2",
+                   {"Who directed Torchy Blane in Panama?": "[1] William Clemens",
+                    "Which country is William Clemens from?": "[1] Switzerland"})
+    events, _ = run(llm, "Which country the director of film Torchy Blane In Panama is from?")
+    assert done(events, EventKind.SUBQUESTION)[1].payload.found is False

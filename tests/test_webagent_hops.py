@@ -342,3 +342,13 @@ def test_the_mode_is_a_setting_and_a_flag():
     assert (cfg.mode, cfg.hop_fallback) == ("hops", "none")
     with pytest.raises(SystemExit):
         parser.parse_args(["--webagent-mode", "hop"])
+
+
+def test_a_country_a_page_names_by_its_people_is_quoted_as_the_page_writes_it():
+    script = Script("1. Who directed Torchy Blane in Panama?\n2. Which country is #1 from?\nAnswer: #2", {
+        "Who directed Torchy Blane in Panama?": [("directed by William Clemens", "William Clemens")],
+        "Which country is William Clemens from?": [("American film director", "United States")]})
+    events, state, _ = run(script, "Which country the director of film Torchy Blane In Panama is from?")
+    hops = [e.payload for e in done(events, EventKind.SUBQUESTION)]
+    assert [(h.answer, h.found) for h in hops] == [("William Clemens", True), ("American", True)]
+    assert state.answer.answer == "American"

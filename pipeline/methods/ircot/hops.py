@@ -18,13 +18,14 @@ hops (``conclusion``: the comparison computed, or the answer) and the answer (``
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from langchain_core.documents import Document
 
 from models.llm import llm_cost
 from pipeline.answering import NO_ANSWER, checked_text, stream_answer
 from pipeline.context import RunContext
+from pipeline.countries import people_of
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.methods.ircot.compare import Outcome, compare, yes_no
 from pipeline.methods.ircot.plan import (Plan, PlanError, misfit, option_of, options, plan_for, refs_of,
@@ -194,14 +195,25 @@ def read_answer(hop: Hop, reply: str) -> None:
     if instruction_like(answer):
         hop.note = INSTRUCTION_NOTE.format(answer[:120])
         return
-    holders = [n for n, doc in enumerate(hop.passages, 1) if holds(doc, answer)]
+    written = as_written(answer, lambda text: any(holds(doc, text) for doc in hop.passages))
+    holders = [n for n, doc in enumerate(hop.passages, 1) if holds(doc, written)]
     if not holders:
         hop.note = f"\"{answer}\" is in no retrieved passage: not used."
         return
-    hop.answer = answer
+    hop.answer = written
     hop.source = named if named in holders else holders[0]
+    notes = [f"The model wrote \"{answer}\"; the passages name its people, \"{written}\"."] * (written != answer)
     if hop.source != named:
-        hop.note = f"The model named passage [{named}]; the answer is in [{hop.source}]."
+        notes.append(f"The model named passage [{named}]; the answer is in [{hop.source}].")
+    hop.note = " ".join(notes)
+
+
+def as_written(answer: str, held: Callable[[str], bool]) -> str:
+    """``answer`` as the source writes it: a country that the source names only by its people ("France" where the
+    passage says "a French film director") becomes the people's name, which is then the phrase copied; any other
+    answer is left as it is. ``held`` says whether the source holds a phrase."""
+    people = people_of(answer)
+    return people if people and not held(answer) and held(people) else answer
 
 
 def holds(doc: Document, answer: str) -> bool:

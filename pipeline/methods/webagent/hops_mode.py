@@ -28,8 +28,9 @@ from langchain_core.documents import Document
 from models.errors import LLMCallError
 from models.llm import llm_cost
 from pipeline.events import EventKind, Link, Status, StepEvent
-from pipeline.methods.ircot.hops import (INSTRUCTION_NOTE, Hop, answer_from_hops, compare_title, conclusion, holds,
-                                         instruction_like, is_judgement, parse_reply, plan_event, write_plan)
+from pipeline.methods.ircot.hops import (INSTRUCTION_NOTE, Hop, answer_from_hops, as_written, compare_title,
+                                         conclusion, holds, instruction_like, is_judgement, parse_reply, plan_event,
+                                         write_plan)
 from pipeline.methods.ircot.plan import Plan, refs_of, substitute
 from pipeline.methods.webagent.browsing.agent import MAX_QUERY_CHARS, clean_query, data, normalise_query
 from pipeline.methods.webagent.browsing.pages import Page, PageKey, Result, Window, shorten
@@ -244,12 +245,15 @@ def _judge(reply: str, block: Window, page: Page) -> tuple[list[int], str | None
         return [named], answer.lower(), f"Answer: {answer.lower()} (a judgement on the sentence quoted)."
     if instruction_like(answer):
         return [named], None, INSTRUCTION_NOTE.format(answer[:120])
+    whole_page = Document(page_content=" ".join(chunk.page_content for chunk in page.chunks),
+                          metadata={"title": page.title})
+    answer = as_written(answer, lambda text: holds(whole_page, text))
     if holder(block.sentences[named - 1].text):
         return [named], answer, f"Answer: {answer}."
     other = next((n for n, s in enumerate(block.sentences, 1) if holder(s.text)), None)
     if other is not None:
         return sorted({named, other}), answer, (f"Answer: {answer}, stated in sentence [{other}], quoted with "
                                                 f"sentence [{named}], which the model named.")
-    if holder(" ".join(chunk.page_content for chunk in page.chunks)):
+    if holder(whole_page.page_content):
         return [named], answer, f"Answer: {answer}, stated on the page, not in the sentence quoted."
     return [named], None, f"“{answer}” is not on this page: not used as the answer."
