@@ -235,7 +235,8 @@ _NAME = re.compile(r"[A-Z0-9][\w&.-]*(?:(?:\s+(?:in|of|the|de|del|da|di|von|van|
 def whole_names(plan: Plan, question: str) -> Plan:
     """``plan`` with each name of ``question`` that a sub-question cut short given whole again: the small model
     plans "Who directed Torchy Blane?" for "the director of film Torchy Blane In Panama", and the search then finds
-    another Torchy Blane film. A cut is a run of at least the name's first two words not followed by its next."""
+    another Torchy Blane film. A cut is a run of at least the name's first two words followed neither by its next
+    word nor by another capitalised one."""
     names = [m.group(0).split() for m in _NAME.finditer(question)]
     names = [words for words in names if len(words) >= 3]
     questions, restored = list(plan.questions), []
@@ -244,8 +245,9 @@ def whole_names(plan: Plan, question: str) -> Plan:
             if re.search(_words_pattern(words), text, re.IGNORECASE):
                 continue
             for k in range(len(words) - 1, 1, -1):
-                cut = re.search(_words_pattern(words[:k]) + r"(?!\s+" + re.escape(words[k]) + r"\b)", text,
-                                re.IGNORECASE)
+                # not followed by the name's next word, nor by another capitalised one (John Smith Sr, not Jr)
+                cut = re.search(_words_pattern(words[:k]) + r"(?!\s+" + re.escape(words[k]) + r"\b)"
+                                r"(?-i:(?!\s+\(?[A-Z0-9]))", text, re.IGNORECASE)
                 if cut:
                     text = text[:cut.start()] + " ".join(words) + text[cut.end():]
                     restored.append(" ".join(words))
