@@ -405,3 +405,12 @@ def test_a_country_the_passage_names_by_its_people_is_taken_as_the_passage_write
                     "Which country is William Clemens from?": "[1] Switzerland"})
     events, _ = run(llm, "Which country the director of film Torchy Blane In Panama is from?")
     assert done(events, EventKind.SUBQUESTION)[1].payload.found is False
+
+    # The people's name counts only in the passage the model named: "American" is in passages 1 and 2 (William
+    # Clemens, Torchy Blane in Panama), not in the Panama passage [3] it named.
+    llm = scripted("1. Who directed Torchy Blane in Panama?\n2. Which country is #1 from?\nAnswer: #2",
+                   {"Who directed Torchy Blane in Panama?": "[1] William Clemens",
+                    "Which country is William Clemens from?": "[3] United States"})
+    events, _ = run(llm, "Which country the director of film Torchy Blane In Panama is from?")
+    hop = done(events, EventKind.SUBQUESTION)[1].payload
+    assert hop.passages[2].title == "Panama" and hop.found is False

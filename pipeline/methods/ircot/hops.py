@@ -195,7 +195,8 @@ def read_answer(hop: Hop, reply: str) -> None:
     if instruction_like(answer):
         hop.note = INSTRUCTION_NOTE.format(answer[:120])
         return
-    written = as_written(answer, lambda text: any(holds(doc, text) for doc in hop.passages))
+    # A people's name ("Finnish") is a common word: it counts only in the passage the model named.
+    written = as_written(answer, lambda text: in_range and holds(hop.passages[named - 1], text))
     holders = [n for n, doc in enumerate(hop.passages, 1) if holds(doc, written)]
     if not holders:
         hop.note = f"\"{answer}\" is in no retrieved passage: not used."
