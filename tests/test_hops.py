@@ -382,6 +382,7 @@ def test_a_name_the_plan_cuts_short_is_searched_whole():
     ("Are both Elko Regional Airport and Gerald R. Ford Airport in Michigan?", "Is Elko Regional Airport in Michigan?"),
     ("Where was the director of film Torchy Blane In Panama born?", "Who directed Torchy Blane in Panama?"),
     ("Who was born first, John Smith Jr or John Smith Sr?", "When was John Smith Sr born?"),
+    ("Who is Catherine Parr (Queen)'s mother-in-law?", "Who is Catherine Parr (Queen)'s husband?"),  # possessive
 ])
 def test_names_given_whole_are_left_alone(question, planned):
     plan = Plan((planned, "Where was #1 born?"), answer=2)

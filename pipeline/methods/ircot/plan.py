@@ -246,7 +246,7 @@ def whole_names(plan: Plan, question: str) -> Plan:
                 continue
             for k in range(len(words) - 1, 1, -1):
                 # not followed by the name's next word, nor by another capitalised one (John Smith Sr, not Jr)
-                cut = re.search(_words_pattern(words[:k]) + r"(?!\s+" + re.escape(words[k]) + r"\b)"
+                cut = re.search(_words_pattern(words[:k]) + r"(?!\s+" + re.escape(words[k]) + r"(?!\w))"
                                 r"(?-i:(?!\s+\(?[A-Z0-9]))", text, re.IGNORECASE)
                 if cut:
                     text = text[:cut.start()] + " ".join(words) + text[cut.end():]
@@ -260,4 +260,4 @@ def whole_names(plan: Plan, question: str) -> Plan:
 
 
 def _words_pattern(words: list[str]) -> str:
-    return r"(?<![\w'])" + r"\s+".join(re.escape(w) for w in words) + r"(?![\w'])"
+    return r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words) + r"(?!\w)"  # "X's" holds the name X
