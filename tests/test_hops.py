@@ -383,6 +383,7 @@ def test_a_name_the_plan_cuts_short_is_searched_whole():
     ("Where was the director of film Torchy Blane In Panama born?", "Who directed Torchy Blane in Panama?"),
     ("Who was born first, John Smith Jr or John Smith Sr?", "When was John Smith Sr born?"),
     ("Who is Catherine Parr (Queen)'s mother-in-law?", "Who is Catherine Parr (Queen)'s husband?"),  # possessive
+    ("Who wrote " + "Ab Cd " * 40 + "?", "Who wrote Ab Cd Ab?"),  # a run of 80 capitalised words is no title
 ])
 def test_names_given_whole_are_left_alone(question, planned):
     plan = Plan((planned, "Where was #1 born?"), answer=2)

@@ -232,13 +232,17 @@ _NAME = re.compile(r"[A-Z0-9][\w&.-]*(?:(?:\s+(?:in|of|the|de|del|da|di|von|van|
                    r"\s+\(?[A-Z0-9][\w&.-]*\)?)*")
 
 
+# Longer runs of capitalised words are not a title to restore, and each would cost a search per word.
+_MAX_NAME_WORDS = 12
+
+
 def whole_names(plan: Plan, question: str) -> Plan:
     """``plan`` with each name of ``question`` that a sub-question cut short given whole again: the small model
     plans "Who directed Torchy Blane?" for "the director of film Torchy Blane In Panama", and the search then finds
     another Torchy Blane film. A cut is a run of at least the name's first two words followed neither by its next
     word nor by another capitalised one."""
     names = [m.group(0).split() for m in _NAME.finditer(question)]
-    names = [words for words in names if len(words) >= 3]
+    names = [words for words in names if 3 <= len(words) <= _MAX_NAME_WORDS]
     questions, restored = list(plan.questions), []
     for i, text in enumerate(questions):
         for words in names:
