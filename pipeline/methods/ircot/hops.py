@@ -203,7 +203,9 @@ def read_answer(hop: Hop, reply: str) -> None:
         return
     hop.answer = written
     hop.source = named if named in holders else holders[0]
-    notes = [f"The model wrote \"{answer}\"; the passages name its people, \"{written}\"."] * (written != answer)
+    notes = []
+    if written != answer:
+        notes.append(f"The model wrote \"{answer}\"; the passages name its people, \"{written}\".")
     if hop.source != named:
         notes.append(f"The model named passage [{named}]; the answer is in [{hop.source}].")
     hop.note = " ".join(notes)
