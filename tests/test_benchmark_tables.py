@@ -460,3 +460,24 @@ def test_the_kgp_reader_replay_is_set_against_another_methods_f1_on_the_same_ite
                          {"id": "a", "method": "kgp", "scores": {"f1": 0.0}}]}
     out = against(replay, results, "oner")
     assert out["n"] == 2 and out["oner"] == 75.0 and out["before"][0] == -25.0 and out["after"][0] == 25.0
+
+
+def test_the_speed_table_pairs_items_and_says_which_targets_are_met(tmp_path, monkeypatch, capsys):
+    from benchmarks import speed_table
+
+    def run(walls, cached, f1s):
+        return [{**item(i, "toc", f1, wall), "cost": {"wall_s": wall, "llm_calls": 2, "prompt_tokens": 1000,
+                                                        "cached_tokens": cached, "completion_tokens": 40}}
+                for i, (wall, f1) in enumerate(zip(walls, f1s))]
+    before = write(tmp_path / "before.json", run([20.0, 30.0, 40.0, 99.0], 0, [1.0, 0.0, 1.0, 1.0]))
+    after = write(tmp_path / "after.json", run([10.0, 12.0, 14.0], 600, [1.0, 1.0, 1.0]))  # q3 not re-run
+    monkeypatch.setattr("sys.argv", ["speed_table", f"toc={before},{after}"])
+    speed_table.main()
+    out = capsys.readouterr().out
+    assert "| toc | 3 | 30.0 → 12.0 | 2.50 × |" in out  # only the three shared items count
+    assert "| 1000 → 400 | 40 → 40 |" in out  # read anew: prompt less cached
+    assert "f1 66.7 → 100.0 (+33.3" in out
+    assert "| yes / yes (≤ 15 s, ≥ 1.8 ×) |" in out
+    monkeypatch.setattr("sys.argv", ["speed_table", f"toc={before}"])
+    with pytest.raises(SystemExit):
+        speed_table.main()
