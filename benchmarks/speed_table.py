@@ -25,7 +25,10 @@ TARGETS = {"oner": (8, 1.2), "ircot": (12, 1.5), "toc": (15, 1.8), "kgp": (15, 1
 
 
 def _cost(items: list[dict], key: str) -> list[float]:
-    return [item["cost"].get(key) or 0 for item in items]
+    values = [item["cost"].get(key) for item in items]
+    if any(v is None for v in values):
+        raise SystemExit(f"a results file does not record {key} for every item")
+    return values
 
 
 def _read_anew(items: list[dict]) -> float:

@@ -481,3 +481,7 @@ def test_the_speed_table_pairs_items_and_says_which_targets_are_met(tmp_path, mo
     monkeypatch.setattr("sys.argv", ["speed_table", f"toc={before}"])
     with pytest.raises(SystemExit):
         speed_table.main()
+    unrecorded = write(tmp_path / "unrecorded.json", [item(i, "toc", 1.0, 10.0) for i in range(3)])  # no tokens out
+    monkeypatch.setattr("sys.argv", ["speed_table", f"toc={before},{unrecorded}"])
+    with pytest.raises(SystemExit, match="does not record completion_tokens"):
+        speed_table.main()
