@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Callable
 
 from langchain_core.embeddings import Embeddings
 
 from models.cancel import CancellableModel
-from models.errors import Cancelled
+from models.errors import Cancelled, ModelError
 from models.llm import ChatModel
 from models.rerankers import Reranker
 from pipeline.retrieval import HybridRetriever, PoolRetriever, Retrieved
@@ -26,6 +27,18 @@ class RunContext:
     embeddings: Embeddings | None = None  # for demo selection and relevance checks
     reranker: Reranker | None = None  # orders a pool of passages for a new query
     cancel: threading.Event = field(default_factory=threading.Event)
+    # Other models on offer, by choice ("fast"), loaded on first use: for a step whose setting gives it to a
+    # smaller model (KGP's next-evidence line). None: only ``llm``.
+    models: Callable[[str], ChatModel] | None = None
+
+    def model_for(self, choice: str) -> ChatModel:
+        """The model for a step whose setting names ``choice`` ("same": the run's own), under the run's Stop
+        switch. ``ModelError`` when it is not on offer or cannot load."""
+        if choice == "same":
+            return self.llm
+        if self.models is None:
+            raise ModelError(f"No model '{choice}' is on offer to this run (it has only its own model).")
+        return CancellableModel(self.models(choice), self.cancel)
 
     def stop_with(self, cancel: threading.Event) -> None:
         """Make ``cancel`` this run's Stop switch, checked by the model on every token as well."""

@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     with tqdm(total=len(todo), desc=f"{args.data.name}", unit="run", file=sys.stderr) as bar:
         for method, item in todo:
             bar.set_postfix_str(method)
-            ctx = make_context(llm, item, args.setting, collection, reranker, settings)
+            ctx = make_context(llm, item, args.setting, collection, reranker, settings, runtime.llm)
             results.add(run_item(service, method, item, ctx))
             bar.update()
     results.save()

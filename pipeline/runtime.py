@@ -206,7 +206,8 @@ class Runtime:
         sources = self.store.open_many(collections)
         retriever = HybridRetriever(sources, use_web) if (sources or use_web) else None
         return RunContext(llm=self.llm(model, cancel), retriever=retriever, settings=settings,
-                          embeddings=self.embeddings, reranker=self.reranker, cancel=cancel or threading.Event())
+                          embeddings=self.embeddings, reranker=self.reranker, cancel=cancel or threading.Event(),
+                          models=lambda choice: self.llm(choice, cancel))
 
     def close(self) -> None:
         self._loader.shutdown(wait=True)

@@ -229,14 +229,15 @@ class ResultsFile:
 
 
 def make_context(llm, item: EvalItem, setting: str, collection: PassageCollection | None,
-                 reranker: RankFusionReranker, settings: Settings) -> RunContext:
-    """The run context of one item: the closed corpus or the item's own passages, and its answer style."""
+                 reranker: RankFusionReranker, settings: Settings, models=None) -> RunContext:
+    """The run context of one item: the closed corpus or the item's own passages, and its answer style;
+    ``models`` offers other models by choice (``Runtime.llm``) to steps whose setting names one."""
     if setting in ("closed", "pooled"):
         retriever = HybridRetriever([collection])
     else:
         retriever = PoolRetriever([passage_document(p, item.dataset) for p in item.passages], reranker)
     return RunContext(llm=llm, retriever=retriever, settings=item_settings(item, settings),
-                      embeddings=reranker.embeddings, reranker=reranker)
+                      embeddings=reranker.embeddings, reranker=reranker, models=models)
 
 
 def data_config(data: Path, model: str, setting: str, top_k: int, pool: list[Path] | None = None) -> RunConfig:

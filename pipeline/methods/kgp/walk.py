@@ -26,7 +26,7 @@ from langchain_core.documents import Document
 from pydantic import BaseModel, ConfigDict, Field
 
 from corpora.keywords import as_written
-from models.errors import LLMCallError
+from models.errors import LLMCallError, ModelError
 from models.llm import llm_cost
 from models.rerankers import reciprocal_rank_fusion
 from pipeline.answering import retrieve_step, stream_answer
@@ -68,6 +68,11 @@ class KGPSettings(BaseModel):
         description="model: the model writes the next evidence for each path (KGP); question: neighbours are "
         "ranked by the question itself, no model call (the paper's KG-TF-IDF and KG-BM25 rows, Table 1): what "
         "the graph gives without the agent.")
+    evidence_model: Literal["same", "fast"] = Field(
+        "same",
+        description="Which model writes the next-evidence lines: same: the run's model; fast: the bundled 0.5B "
+        "model, loaded beside it (issue 33: cheap steps on the small model where quality holds; "
+        "docs/benchmarks.md, KGP section). The reader always uses the run's model.")
     reader_order: Literal["relevance", "fused", "paths", "hops"] = Field(
         "hops",
         description="Which visited passages the reader gets, as many as OneR reads (top_k: the equal budget "
@@ -197,6 +202,7 @@ def _walk(ctx: RunContext, tracer: Tracer, cfg: KGPSettings, question: str, sour
     visits: list[_Visit] = yield from _seeds(ctx, tracer, cfg, question, sources, root)
     seen = {_node_id(visit) for visit in visits}
     prompt = load_prompt("kgp_next_evidence")
+    guide = None
     queue = deque(visits)
     while queue and len(visits) < cfg.budget:
         ctx.check_cancelled()
@@ -214,8 +220,12 @@ def _walk(ctx: RunContext, tracer: Tracer, cfg: KGPSettings, question: str, sour
         asks = [Link(target=visit.step, type="evidence")]
         yield tracer.event(evidence, "Next evidence", id=step, parent_id=visit.step, status=Status.RUNNING,
                            links=asks)
+        if guide is None:
+            guide, note = _evidence_model(ctx, cfg)
+            if note:
+                yield tracer.event(WarningPayload(message=note), note, parent_id=root)
         try:
-            text, fallback, cost = _next_evidence(ctx, cfg, prompt, question, path_docs)
+            text, fallback, cost = _next_evidence(ctx, guide, cfg, prompt, question, path_docs)
         except LLMCallError as exc:
             message = f"The walk stopped: {exc}"
             yield tracer.event(evidence.model_copy(update={"fallback": message}), "Next evidence", id=step,
@@ -259,13 +269,24 @@ def _seeds(ctx: RunContext, tracer: Tracer, cfg: KGPSettings, question: str, sou
     return visits
 
 
-def _next_evidence(ctx: RunContext, cfg: KGPSettings, prompt, question: str,
+def _evidence_model(ctx: RunContext, cfg: KGPSettings):
+    """The model that writes the next-evidence lines (``evidence_model``), and a note when the run's own model
+    stands in for one that cannot be had."""
+    if cfg.guide == "question":
+        return ctx.llm, ""
+    try:
+        return ctx.model_for(cfg.evidence_model), ""
+    except ModelError as exc:
+        return ctx.llm, f"The {cfg.evidence_model} model cannot write the next evidence ({exc}); the run's model does."
+
+
+def _next_evidence(ctx: RunContext, llm, cfg: KGPSettings, prompt, question: str,
                    path_docs: list[Document]) -> tuple[str, str, dict]:
-    """The next evidence the model asks for on a path (or none, ranking by the question), why the question
+    """The next evidence ``llm`` asks for on a path (or none, ranking by the question), why the question
     ranks instead when it does, and the call's cost. Raises ``LLMCallError``."""
     if cfg.guide == "question":
         return "", "Ranked by the question (guide: question, no model call).", {}
-    result = ctx.llm.chat(prompt.messages(question=question, passages=format_passages(path_docs)),
+    result = llm.chat(prompt.messages(question=question, passages=format_passages(path_docs)),
                           prompt.options(ctx.settings.temperature))
     text = clean_evidence(result.text)
     fallback = "" if text else "The model asked for no further evidence; the question ranked the neighbours."
