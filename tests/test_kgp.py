@@ -26,7 +26,7 @@ from pipeline.evaluation.data import EvalItem
 from pipeline.fold import RunState
 from pipeline.methods.kgp.bridges import bridge, names_in
 from pipeline.methods.kgp.walk import KGPSettings, clean_evidence, reader_passages, recorded_visits, walk_scores
-from pipeline.payloads import PassageRef, VisitPayload
+from pipeline.payloads import EvidencePayload, PassageRef, VisitPayload
 from pipeline.retrieval import HybridRetriever, PoolRetriever, Retrieved
 from pipeline.methods.kgp.structure_nodes import StructureAsk, named_sources, structure_ask
 from pipeline.trace import markdown_report
@@ -510,6 +510,29 @@ def test_evidence_asking_for_nothing_falls_back_to_the_question_and_a_failed_cal
     failed = [s for s in state.steps.values() if s.kind == EventKind.EVIDENCE]
     assert failed[0].status == Status.FAILED and "context full" in state.notes[failed[0].id][0].payload.message
     assert state.answer is not None and [v.node for v in state.payloads(VisitPayload)] == ["s1", "s2"]
+
+
+def test_the_next_evidence_lines_can_be_given_to_another_model_and_the_reader_stays_on_the_runs():
+    collection = FakeCollection("walk", WALK_DOCS, walk_graph(), True)
+    settings = settings_with(top_k=5, answer_style="short", min_support=0, kgp={"evidence_model": "fast"})
+    own, small, asked = walker(evidence="never"), walker(evidence="alpha"), []
+
+    def models(choice):
+        asked.append(choice)
+        return small
+    ctx = RunContext(llm=own, retriever=SeedRetriever([collection], ["s1", "s2"]), settings=settings, models=models)
+    state = RunState.of(run_events("kgp", "Which Avon fact?", ctx))
+    assert not state.errors() and asked == ["fast"]  # loaded once for the walk
+    assert [e.text for e in state.payloads(EvidencePayload)] == ["alpha", "alpha"]
+    assert len(small.calls) == 2 and len(own.calls) == 1  # two expansions on the small model, the reader on the run's
+    assert state.cost()["llm_calls"] == 3  # the small model's calls are counted with the run's
+    # a run with no other model on offer: its own model writes the evidence, and the walk says so
+    ctx = RunContext(llm=walker(evidence="alpha"), retriever=SeedRetriever([collection], ["s1", "s2"]),
+                     settings=settings)
+    state = RunState.of(run_events("kgp", "Which Avon fact?", ctx))
+    assert [e.text for e in state.payloads(EvidencePayload)] == ["alpha", "alpha"]
+    notes = [n.payload.message for each in state.notes.values() for n in each]
+    assert any("fast model cannot write the next evidence" in note for note in notes)
 
 
 @pytest.mark.parametrize("text, clean", [("Next evidence: Aurel Marin's birthplace.", "Aurel Marin's birthplace."),
