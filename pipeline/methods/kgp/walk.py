@@ -277,7 +277,8 @@ def _evidence_model(ctx: RunContext, cfg: KGPSettings):
     try:
         return ctx.model_for(cfg.evidence_model), ""
     except ModelError as exc:
-        return ctx.llm, f"The {cfg.evidence_model} model cannot write the next evidence ({exc}); the run's model does."
+        return ctx.llm, (f"The {cfg.evidence_model} model cannot write the next evidence ({exc}); the run's model "
+                         "does.")
 
 
 def _next_evidence(ctx: RunContext, llm, cfg: KGPSettings, prompt, question: str,
@@ -287,7 +288,7 @@ def _next_evidence(ctx: RunContext, llm, cfg: KGPSettings, prompt, question: str
     if cfg.guide == "question":
         return "", "Ranked by the question (guide: question, no model call).", {}
     result = llm.chat(prompt.messages(question=question, passages=format_passages(path_docs)),
-                          prompt.options(ctx.settings.temperature))
+                      prompt.options(ctx.settings.temperature))
     text = clean_evidence(result.text)
     fallback = "" if text else "The model asked for no further evidence; the question ranked the neighbours."
     return text, fallback, llm_cost(result)
