@@ -25,6 +25,7 @@ import statistics
 from pathlib import Path
 
 from benchmarks.compare_results import paired_change, records
+from pipeline.evaluation.harness import summarize
 from pipeline.evaluation.tables import table
 from pipeline.routing import hop_structure_cue
 
@@ -71,6 +72,7 @@ def write_mixture(other_file: str, hops_file: str, out: Path, method: str = "irc
                              f"{'hop by hop' if chosen is hops else 'to the other mode'}")
         mixed.append(chosen[key])
     data["items"] = [*mixed, *(r for r in data["items"] if r["method"] != method)]
+    data["methods"] = summarize(data["items"])  # the other run's summary would describe the other mode's items
     settings = data.setdefault("method_configs", {}).setdefault(method, {}).setdefault("settings", {})
     settings["mode"] = "auto"
     data["note"] = f"{method}'s mode chosen per question, replayed from {other_file} and {hops_file}"

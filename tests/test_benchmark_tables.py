@@ -13,7 +13,8 @@ from benchmarks.webagent_table import rows_for
 def item(i: int, method: str, f1: float, wall: float, **scores) -> dict:
     return {"id": f"q{i}", "method": method, "scores": {"em": float(f1 == 1.0), "f1": f1, "support_recall": 0.5,
                                                         **scores},
-            "cost": {"wall_s": wall, "llm_calls": 1, "prompt_tokens": 100, "cached_tokens": 50}}
+            "cost": {"wall_s": wall, "llm_calls": 1, "prompt_tokens": 100, "cached_tokens": 50, "completion_tokens": 10,
+                     "llm_s": wall}}
 
 
 def write(path, items, mode=None):
@@ -347,6 +348,7 @@ def test_ircot_mode_replay_writes_the_mixture_as_a_results_file(tmp_path, monkey
     mixed = json.loads(out.read_text())
     assert [r["prediction"] for r in mixed["items"]] == ["h", "s"]
     assert mixed["method_configs"]["ircot"]["settings"]["mode"] == "auto"
+    assert mixed["methods"]["ircot"]["metrics"]["f1"] == 50.0  # the mixture's own summary, not the other run's
 
 
 def test_the_web_agents_mode_mixture_takes_each_item_from_the_run_of_its_mode(tmp_path, monkeypatch, capsys):
@@ -481,7 +483,10 @@ def test_the_speed_table_pairs_items_and_says_which_targets_are_met(tmp_path, mo
     monkeypatch.setattr("sys.argv", ["speed_table", f"toc={before}"])
     with pytest.raises(SystemExit):
         speed_table.main()
-    unrecorded = write(tmp_path / "unrecorded.json", [item(i, "toc", 1.0, 10.0) for i in range(3)])  # no tokens out
+    silent = [item(i, "toc", 1.0, 10.0) for i in range(3)]
+    for record in silent:
+        del record["cost"]["completion_tokens"]
+    unrecorded = write(tmp_path / "unrecorded.json", silent)  # no tokens out
     monkeypatch.setattr("sys.argv", ["speed_table", f"toc={before},{unrecorded}"])
     with pytest.raises(SystemExit, match="does not record completion_tokens"):
         speed_table.main()
