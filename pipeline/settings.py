@@ -43,6 +43,11 @@ class Settings(BaseModel):
         "Calibrated for the bundled all-MiniLM-L6-v2 embedder: on held-out dev items the pair abstains on 90% "
         "of questions whose passages are absent, against 57% for the earlier lexical-only check, and wrongly on "
         "5 of 200 whose passages are present (docs/benchmarks.md).")
+    passage_window: int = Field(
+        0, ge=0, le=1000,
+        description="OneR's answer (and Auto's quick answer) shows each passage as at most about this many words: "
+        "its first sentence, then the sentences closest in meaning to the question (pipeline/windows.py), so the "
+        "model reads fewer tokens. 0 shows whole passages.")
     answer_max_tokens: int | None = Field(
         None, description="Override the answer prompt's own budget (prompts/*.yaml max_tokens).",
         json_schema_extra=HIDDEN,

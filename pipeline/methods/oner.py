@@ -15,6 +15,7 @@ from pipeline.methods.base import MethodSpec
 from pipeline.payloads import AnswerPayload
 from pipeline.prompting import Prompt, answer_prompt, format_passages
 from pipeline.settings import NoSettings
+from pipeline.windows import windows
 
 if TYPE_CHECKING:
     from pipeline.resume import Steering
@@ -45,7 +46,8 @@ def answer_from(question: str, passages: list[Document], ctx: RunContext, tracer
     """OneR's answer step alone: stream an answer to ``question`` from ``passages``, citing them as [1], [2]...;
     return what it produced. ``answer_once`` calls it after its retrieval; a resumed run calls it with the
     passages its edits left (``reanswer``, and ``pipeline.resume.read_again`` with the method's ``extras``)."""
-    values = {"question": question, "passages": format_passages(passages) or "(no passages found)"}
+    shown = windows(question, passages, ctx.settings.passage_window, ctx.embeddings)
+    values = {"question": question, "passages": format_passages(shown) or "(no passages found)"}
     prompt = answer_prompt("oner_answer", ctx.settings.answer_style)
     answer = None
     for event in stream_answer(ctx, tracer, prompt, values, passages, parent_id=parent_id, extras=extras):
