@@ -44,7 +44,7 @@ class Settings(BaseModel):
         "of questions whose passages are absent, against 57% for the earlier lexical-only check, and wrongly on "
         "5 of 200 whose passages are present (docs/benchmarks.md).")
     passage_window: int = Field(
-        0, ge=0, le=1000,
+        0, ge=0, le=300,
         description="OneR's answer (and Auto's quick answer) shows each passage as at most about this many words: "
         "its first sentence, then the sentences closest in meaning to the question (pipeline/windows.py), so the "
         "model reads fewer tokens. 0 shows whole passages.")

@@ -39,6 +39,7 @@ from pipeline.payloads import (EvidencePayload, PassageRef, VisitPayload, WalkEx
                                WarningPayload, passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
 from pipeline.methods.kgp.structure_nodes import structure_ask
+from pipeline.windows import windows
 
 MAX_CANDIDATES = 100  # neighbours of one passage ranked against its next evidence (a title can name a long file)
 KEYWORDS_SHOWN = 3  # shared keywords named on a keyword edge
@@ -84,6 +85,10 @@ class KGPSettings(BaseModel):
         "(benchmarks.kgp_reader, default model): F1 +8.9 [+2.6, +16.9] on 2Wiki dev (50 items, where it was "
         "chosen), +0.0 on HotpotQA and MuSiQue dev (20 each); on the test splits +8.6 [+2.0, +16.6] on 2Wiki, "
         "+0.0 on HotpotQA, +4.0 [-3.0, +12.0] on MuSiQue (docs/benchmarks.md).")
+    reader_window: int = Field(
+        0, ge=0, le=300,
+        description="The reader shows each passage as at most about this many words, as OneR's passage_window "
+        "does (pipeline/windows.py); 0 shows whole passages.")
 
 
 @dataclass
@@ -393,7 +398,8 @@ def answer_from(ctx: RunContext, tracer: Tracer, question: str, passages: list[D
     """The reader: a cited answer from ``passages`` (linked to the visits that found them, ``steps``: passage id
     -> visit step id), under the walk's ``root``. The walk calls it last; a run resumed with edits calls it alone
     (``reanswer``)."""
-    values = {"question": question, "passages": format_passages(passages) or "(no passages found)"}
+    shown = windows(question, passages, ctx.settings.for_method("kgp", KGPSettings).reader_window, ctx.embeddings)
+    values = {"question": question, "passages": format_passages(shown) or "(no passages found)"}
     links = [Link(target=steps[d.id], type="read") for d in passages if d.id in steps]
     extras = WalkExtras(collected=passage_refs(collected)) if collected else None
     for event in stream_answer(ctx, tracer, answer_prompt("oner_answer", ctx.settings.answer_style), values,
