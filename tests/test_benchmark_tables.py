@@ -490,3 +490,24 @@ def test_the_speed_table_pairs_items_and_says_which_targets_are_met(tmp_path, mo
     monkeypatch.setattr("sys.argv", ["speed_table", f"toc={before},{unrecorded}"])
     with pytest.raises(SystemExit, match="does not record completion_tokens"):
         speed_table.main()
+
+
+def test_the_passage_windows_benchmark_counts_kept_words_answers_and_supporting_sentences(tmp_path):
+    from benchmarks.passage_windows import measure
+
+    lead = "Saxton Mill was built in 1850 by the Clemens family."
+    filler = "It burned down twice and was rebuilt each time from stone quarried nearby."
+    fact = "The mill was later owned by Anna Berg."
+    row = {"id": "q1", "question": "Who owned Saxton Mill later?", "answers": ["Anna Berg"],
+           "supporting_facts": [["Saxton Mill", 2]],
+           "passages": [{"title": "Saxton Mill", "text": f"{lead} {filler} {fact}", "supporting": True,
+                         "sentences": [lead, filler, fact]},
+                        {"title": "Other", "text": "Short text here.", "supporting": False}]}
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps(row) + "\n")
+    words = len(f"{lead} {filler} {fact}".split()) + 3
+    cut, whole = measure(data, 10, [20, 100])
+    assert cut == ["20", f"{100 * (10 + 8 + 3) / words:.0f}%", "1/1", "1/1"]  # first and owning sentences
+    assert whole == ["100", "100%", "1/1", "1/1"]
+    (narrow,) = measure(data, 10, [10])  # the first sentence alone
+    assert narrow[2:] == ["0/1", "0/1"]
