@@ -323,13 +323,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="the first N questions")
     parser.add_argument("--ids", default="", help="comma-separated question ids (default: all)")
     parser.add_argument("--trace-dir", type=Path, default=None, help="save each run's trace here")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="change a setting from the browser's default, e.g. --set passage_window=60 (repeatable)")
     args = parser.parse_args(argv)
 
     from corpora.store import CollectionError
     from models.errors import ModelError
     from pipeline.evaluation.tables import machine
     from pipeline.json_file import write_json
-    from pipeline.methods import METHODS
+    from pipeline.methods import METHODS, settings_models
     from pipeline.progress import ProgressBar
     from pipeline.runtime import Runtime, RuntimeConfig
     from pipeline.service import AUTO, RunService
@@ -348,7 +350,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no question {', '.join(sorted(wanted - {q.id for q in questions}))}", file=sys.stderr)
         return 2
     questions = [q for q in questions if not wanted or q.id in wanted][: args.limit]
-    settings = Settings()  # the browser's defaults: long, cited answers
+    try:  # the browser's defaults (long, cited answers) unless --set changes one
+        settings = Settings().changed(dict(o.partition("=")[::2] for o in args.overrides), settings_models())
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     config = _config(args, methods, settings)
     try:
         records = _previous(args.out, config)

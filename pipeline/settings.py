@@ -44,12 +44,13 @@ class Settings(BaseModel):
         "of questions whose passages are absent, against 57% for the earlier lexical-only check, and wrongly on "
         "5 of 200 whose passages are present (docs/benchmarks.md).")
     passage_window: int = Field(
-        60, ge=0, le=300,
+        0, ge=0, le=300,
         description="OneR's answer (and Auto's quick answer) shows each passage as at most about this many words: "
         "its first sentence, then the sentences closest in meaning to the question (pipeline/windows.py), so the "
-        "model reads fewer tokens. 0 shows whole passages. 60 was chosen against 0 and 80 on the first 50 dev items "
-        "of each file: 1.21-1.49 x faster, quality within its paired interval on each (ASQA's STR-EM -3.6 [-8.7, "
-        "+1.0]); 80 was not 1.2 x faster on three of the four (docs/performance.md).")
+        "model reads fewer tokens. 0 shows whole passages (the default). 60 was 1.21-1.49 x faster on the first 50 "
+        "items of every dev and test file within its quality intervals, but lost 14.8 points [-27.8, -3.7] on the "
+        "real-document questions, whose manual passages hold options and lists a window leaves out "
+        "(docs/performance.md).")
     answer_max_tokens: int | None = Field(
         None, description="Override the answer prompt's own budget (prompts/*.yaml max_tokens).",
         json_schema_extra=HIDDEN,

@@ -1,13 +1,13 @@
 """Passage windows: the sentences of a passage that a question needs, so that an answer prompt reads fewer tokens.
 
-Reading the prompt is most of a question's time on a CPU (docs/performance.md): an answer prompt's passages are
-most of what it reads anew. A window keeps a passage's first sentence (what the passage is about: a bridge
-passage's first sentence often holds the fact asked for) and then the sentences that mention most of the
-question's key terms (``pipeline.support.key_terms``: names and numbers count double), as many as fit in a
-budget of words, in the passage's own order, with "..." where sentences were left out. With an embedder the
-sentences closest in meaning to the question come first ("born in" answers "place of birth", which shares no
-word with it); without one, those sharing most of its key terms. A passage within the
-budget is left whole, and the title is always kept. The passage the picture shows and cites is the whole one.
+Reading the prompt is most of a question's time on a CPU (docs/performance.md), and an answer prompt's passages
+are most of what it reads anew. A window keeps a passage's first sentence (what the passage is about; a bridge
+passage's first sentence often holds the fact asked for), then the sentences that rank highest for the question,
+as many as fit in a budget of words, in the passage's own order, with "..." where sentences were left out. With
+an embedder, sentences rank by closeness in meaning to the question ("born in" answers "place of birth", which
+shares no word with it); without one, by the question's key terms they mention (``pipeline.support.key_terms``:
+names and numbers count double). A passage within the budget is left whole; the title is always shown. Only the
+prompt reads the window: the picture, the citations and the support check keep the whole passage.
 """
 
 from __future__ import annotations

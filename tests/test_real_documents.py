@@ -266,3 +266,9 @@ def test_the_command_runs_writes_its_results_and_resumes(tmp_path, monkeypatch, 
     assert bench.main(args) == 0 and len(llm.calls) == calls  # resumed: nothing run again
     assert bench.main(args + ["--model", "fast"]) == 2
     assert "other questions, documents, model" in capsys.readouterr().err
+    # a changed setting is recorded with the run (so it never resumes a run at other settings); a bad one is refused
+    assert bench.main(args + ["--set", "passage_window=60"]) == 2  # the results file holds the default's run
+    wider = ["--methods", "oner", "--ids", "rd12", "--out", str(tmp_path / "w.json"), "--data-dir", str(tmp_path)]
+    assert bench.main(wider + ["--set", "passage_window=60"]) == 0
+    assert json.loads((tmp_path / "w.json").read_text())["config"]["settings"]["passage_window"] == 60
+    assert bench.main(wider + ["--set", "no_such=1"]) == 2 and "Unknown setting" in capsys.readouterr().err

@@ -1,5 +1,6 @@
-"""OneR: retrieve the top-k passages once with the question and answer once, citing them (baseline). Auto's quick
-answer is this method's (``answer_once``)."""
+"""OneR: retrieve the top-k passages once with the question and answer once, citing them (baseline). The answer
+prompt shows each passage as its window for the question (``Settings.passage_window``, ``pipeline.windows``); the
+citations and the support check keep the whole passages. Auto's quick answer is this method's (``answer_once``)."""
 
 from __future__ import annotations
 
