@@ -416,3 +416,48 @@ def test_a_country_the_passage_names_by_its_people_is_taken_as_the_passage_write
     events, _ = run(llm, "Which country the director of film Torchy Blane In Panama is from?")
     hop = done(events, EventKind.SUBQUESTION)[1].payload
     assert hop.passages[2].title == "Panama" and hop.found is False
+
+
+@pytest.mark.parametrize("question, questions", [
+    ("Who is the maternal grandfather of Albert, Margrave Of Meissen?",
+     ("Who is the mother of Albert, Margrave Of Meissen?", "Who is the father of #1?")),
+    ("Who is Prince Foulques, Duke Of Aumale's paternal grandmother?",
+     ("Who is the father of Prince Foulques, Duke Of Aumale?", "Who is the mother of #1?")),
+    ("Who was Charles' father in law?", ("Who is the spouse of Charles?", "Who is the father of #1?")),
+    ("Who is the stepmother of James Stanley (Bishop)?",
+     ("Who is the father of James Stanley (Bishop)?", "Who is the spouse of #1?")),
+])
+def test_a_relative_two_steps_away_is_planned_from_the_wording_as_two_one_step_relations(question, questions):
+    from pipeline.methods.ircot.plan import kin_plan
+
+    plan = kin_plan(question)
+    assert plan.questions == questions and plan.answer == 2 and "from the question's wording" in plan.note
+    # an uncle or a grandparent could be reached through either parent: the model plans those
+    assert kin_plan("Who is Phelan Beale Jr.'s uncle?") is None and kin_plan("Who is the grandfather of X?") is None
+    assert kin_plan("Where was the maternal grandfather of X born?") is None
+
+
+def test_a_mother_in_law_is_found_as_the_spouses_mother_without_a_plan_call():
+    LIBRARY_KIN = {
+        "wang": Document(page_content="Empress Wang was the first wife of Emperor Gaozong of Tang.",
+                         metadata={"title": "Empress Wang (Gaozong)"}, id="wang"),
+        "gaozong": Document(page_content="Emperor Gaozong of Tang was a son of Emperor Taizong and Empress Zhangsun.",
+                            metadata={"title": "Emperor Gaozong of Tang"}, id="gaozong"),
+    }
+    llm = scripted("NO PLAN CALL EXPECTED", {
+        "Who is the spouse of Empress Wang (Gaozong)?": "[1] Emperor Gaozong of Tang",
+        "Who is the mother of Emperor Gaozong of Tang?": "[1] Empress Zhangsun"})
+    retriever = ScriptedRetriever(lambda query, k: sorted(LIBRARY_KIN.values(),
+                                                          key=lambda d: d.id != ("gaozong" if "mother" in query
+                                                                                 else "wang"))[:k])
+    ctx = RunContext(llm=llm, retriever=retriever,
+                     settings=settings_with(answer_style="short", min_support=0, ircot={"mode": "hops"}))
+    events = run_events("ircot", "Who is Empress Wang (Gaozong)'s mother-in-law?", ctx)
+    assert not any(m[0]["content"].startswith("You split a question") for m, _ in llm.calls)
+    hops = [e.payload for e in done(events, EventKind.SUBQUESTION)]
+    assert [(h.question, h.answer) for h in hops] == [
+        ("Who is the spouse of Empress Wang (Gaozong)?", "Emperor Gaozong of Tang"),
+        ("Who is the mother of Emperor Gaozong of Tang?", "Empress Zhangsun")]
+    plan = done(events, EventKind.PLAN)[0].payload
+    assert "mother of the spouse" in plan.note and plan.questions[1] == "Who is the mother of #1?"
+    assert answer_of(events).answer == "Empress Zhangsun"

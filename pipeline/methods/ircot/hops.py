@@ -28,8 +28,8 @@ from pipeline.context import RunContext
 from pipeline.countries import people_of
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.methods.ircot.compare import Outcome, compare, yes_no
-from pipeline.methods.ircot.plan import (Plan, PlanError, misfit, option_of, options, plan_for, refs_of,
-                                         substitute)
+from pipeline.methods.ircot.plan import (Plan, PlanError, kin_plan, misfit, option_of, options, plan_for,
+                                         refs_of, substitute)
 from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, ComparePayload, PassageRef,
                                PlanPayload, QAPair, SubQuestionPayload, WarningPayload, passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
@@ -65,6 +65,9 @@ class Hop:
 def write_plan(question: str, ctx: RunContext, instead: str) -> tuple[Plan | None, str, dict]:
     """The plan the model writes for ``question`` (``ircot_plan``, under its grammar): the plan and the call's
     cost, or None and why it cannot be followed (what is done ``instead``, and what the model wrote)."""
+    fixed = kin_plan(question)
+    if fixed is not None:  # no model call: the wording says it all
+        return fixed, "", {}
     prompt = load_prompt("ircot_plan")
     result = ctx.llm.chat(prompt.messages(question=question), prompt.options(ctx.settings.temperature))
     try:

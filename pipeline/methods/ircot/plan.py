@@ -169,6 +169,34 @@ def comparison_plan(question: str) -> Plan | None:
     return Plan((when.format(choices[0]), when.format(choices[1])), compare=(kind, 1, 2))
 
 
+# Relatives two steps away, as the two one-step relations they are made of (the first asked of the person the
+# question names, the second of its answer). An uncle or a grandparent without "paternal" / "maternal" could be
+# reached either way, so it is left to the model's plan.
+_KIN = {"paternal grandfather": ("father", "father"), "paternal grandmother": ("father", "mother"),
+        "maternal grandfather": ("mother", "father"), "maternal grandmother": ("mother", "mother"),
+        "father in law": ("spouse", "father"), "mother in law": ("spouse", "mother"),
+        "stepfather": ("mother", "spouse"), "stepmother": ("father", "spouse")}
+_KIN_WORDS = "|".join(k.replace(" ", "[- ]") for k in _KIN)
+_KIN_OF = re.compile(rf"^\s*who\s+(?:is|was)\s+(?:the\s+)?({_KIN_WORDS})\s+of\s+(.+?)\s*\?*\s*$", re.I)
+_KIN_POSSESSIVE = re.compile(rf"^\s*who\s+(?:is|was)\s+(.+?)['’]s?\s+({_KIN_WORDS})\s*\?*\s*$", re.I)
+
+
+def kin_plan(question: str) -> Plan | None:
+    """The plan of "Who is the maternal grandfather of X?" / "Who is X's mother-in-law?" from its wording, or
+    None: the two one-step relations, the second asked of the first's answer ("Who is the mother of X?", "Who is
+    the father of #1?"). The small model's plans often ask such a question whole, as one sub-question."""
+    match = _KIN_OF.match(question)
+    if match:
+        kin, person = match.group(1), match.group(2)
+    elif (match := _KIN_POSSESSIVE.match(question)):
+        person, kin = match.group(1), match.group(2)
+    else:
+        return None
+    first, second = _KIN[kin.lower().replace("-", " ")]
+    return Plan((f"Who is the {first} of {person.strip()}?", f"Who is the {second} of #1?"), answer=2,
+                note=f"A {kin.lower()} is the {second} of the {first}: this plan comes from the question's wording.")
+
+
 def substitute(question: str, answers: dict[int, str]) -> str:
     """``question`` with each ``#k`` replaced by the answer of sub-question k."""
     return _REF.sub(lambda m: answers[int(m.group(1))], question)
