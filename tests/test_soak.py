@@ -79,7 +79,9 @@ def soak(tmp_path: Path, embeddings) -> None:
     # Chroma's storage layer keeps a small pool of SQLite connections that it may widen now and then (seen: up to
     # 6 more over the first 100 questions, none after); a leak would add one per question.
     assert len(now) <= len(files) + 8, f"open files went from {len(files)} to {len(now)}: {new}"
-    assert len(now) <= len(halfway) + 2, f"open files went from {len(halfway)} to {len(now)} in the last 100 questions"
+    later = {fd: target for fd, target in now.items() if halfway.get(fd) != target}
+    assert len(now) <= len(halfway) + 2, \
+        f"open files went from {len(halfway)} to {len(now)} in the last 100 questions: {later}"
     assert len(conversation.asked) == 220
 
 
