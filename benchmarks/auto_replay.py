@@ -1,6 +1,7 @@
 """Auto's check replayed with other settings, on items whose quick answers and single-method runs are saved: how
 often it would go deeper, to which method, and what that would score and cost. For choosing
-``Settings.auto_hop_coverage`` and whether the wording's readings send a question to ToC, on dev files only.
+``Settings.auto_hop_coverage``, ``Settings.auto_bridge_always`` and whether the wording's readings send a question
+to ToC, on dev files only.
 
     python -m benchmarks.auto_replay docs/results/auto/checks/signals/hotpotqa-first50.json \
         docs/results/kgp/hotpotqa-baselines.json docs/results/kgp/hotpotqa-default.json [--hop-coverage 0.4,0.6]
@@ -81,15 +82,19 @@ def main() -> None:
     parser.add_argument("single", type=Path, nargs="+", help="results files of the single methods, OneR included")
     parser.add_argument("--hop-coverage", default="0.0,0.4,0.5,0.6,0.7,0.8,1.01",
                         help="values of auto_hop_coverage to replay (comma-separated)")
+    parser.add_argument("--bridge-always", default="on",
+                        help="auto_bridge_always values to replay: on, off or on,off")
     args = parser.parse_args()
     from models.embeddings import SentenceEmbeddings
 
     settings = []
-    for value in (float(v) for v in args.hop_coverage.split(",")):
-        for readings in (True, False):
-            label = f"hop coverage {value:g}" + ("" if readings else ", readings off")
-            settings.append((label, Settings().model_copy(update={"auto_hop_coverage": value,
-                                                                  "auto_readings": readings})))
+    for bridge in (b == "on" for b in args.bridge_always.split(",")):
+        for value in (float(v) for v in args.hop_coverage.split(",")):
+            for readings in (True, False):
+                label = (f"hop coverage {value:g}" + ("" if readings else ", readings off")
+                         + ("" if bridge else ", bridge by coverage"))
+                settings.append((label, Settings().model_copy(update={
+                    "auto_hop_coverage": value, "auto_readings": readings, "auto_bridge_always": bridge})))
     print(replay(args.auto, args.single, settings, SentenceEmbeddings()))
 
 

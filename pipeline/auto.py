@@ -5,9 +5,11 @@ retrieval and one model call. Auto then checks that answer and its passages (``g
 call) and runs a deeper method only when the check asks for one:
 
 - **the answer is reached through another passage** (IRCoT): the question's structure says it reaches one thing
-  through another (a comparison, "the director of the film X", "X's wife"), and the passage holding the quick
-  answer mentions less than ``Settings.auto_hop_coverage`` of the question; or the model itself said that the
-  passages do not answer it although they are about it.
+  through another ("the director of the film X", "X's wife", a grandparent), and the quick answer is an answer
+  (``Settings.auto_bridge_always``: a passage that mentions most of such a question is X's own, which names the
+  bridge but not what is asked of it); or it compares two things and the passage holding the quick answer
+  mentions less than ``Settings.auto_hop_coverage`` of the question; or the model itself said that the passages
+  do not answer it although they are about it.
 - **several readings** (ToC): the router of the wording (``pipeline.routing.Router``: its cues, then the nearest
   hand-labelled questions vote among OneR, ToC and IRCoT) picks ToC, and the quick answer is an answer. Among
   OneR and ToC alone the vote sent 27 of 50 HotpotQA questions to ToC; among all three, questions that chain
@@ -41,7 +43,7 @@ from pipeline.methods.base import MethodSpec
 from pipeline.methods.oner import METHOD as ONER
 from pipeline.methods.oner import OneAnswer, answer_once
 from pipeline.payloads import AnswerPayload, CheckPayload, RoutePayload, Signal
-from pipeline.routing import Router, ambiguity_cue, hop_structure_cue, multi_hop_cue
+from pipeline.routing import COMPARES, Router, ambiguity_cue, hop_structure_cue, multi_hop_cue
 from pipeline.settings import NoSettings, Settings
 from pipeline.support import answer_passage, coverage, says_unanswerable
 
@@ -118,17 +120,20 @@ def decide(evidence: Evidence, settings: Settings, available: set[str]) -> Check
     ``available``) with the reason, or None when the quick answer stands."""
     e = evidence
     answered = not e.unsupported and not e.said_none
-    bridge = bool(e.hops) and answered and e.held < settings.auto_hop_coverage
+    low = bool(e.hops) and answered and e.held < settings.auto_hop_coverage
+    through = bool(e.hops) and answered and e.hops != COMPARES and settings.auto_bridge_always and not low
+    bridge = low or through
     several = settings.auto_readings and bool(e.readings) and answered
     web = settings.use_web and (e.unsupported or bool(e.newer))
     signals = [
         Signal(name=NO_PASSAGE, value=e.unsupported),
         Signal(name=SAID_NONE, value=e.said_none, fired=e.said_none,
                why="the passages found first do not state the answer" if e.said_none else ""),
-        Signal(name=HOPS, value=e.hops or False, why=e.hops or ""),
-        Signal(name=HELD, value=e.held, fired=bridge,
+        Signal(name=HOPS, value=e.hops or False, fired=through,
+               why=f"{e.hops}; one retrieval does not show each step" if through else e.hops or ""),
+        Signal(name=HELD, value=e.held, fired=low,
                why="the passage holding the answer is not about the whole question: the answer is reached "
-                   "through another passage" if bridge else ""),
+                   "through another passage" if low else ""),
         Signal(name=READINGS, value=e.readings or False, fired=several, why=e.readings or ""),
         Signal(name=NEWER, value=web, fired=web,
                why=("the collections do not answer it" if e.unsupported else e.newer or "") if web else ""),
@@ -136,7 +141,7 @@ def decide(evidence: Evidence, settings: Settings, available: set[str]) -> Check
     if web and "webagent" in available:
         deeper, reason = "webagent", f"{signals[5].why}: searching the web"
     elif (e.said_none or bridge) and "ircot" in available:
-        why = signals[1].why if e.said_none else signals[3].why
+        why = signals[1].why if e.said_none else signals[3].why if low else signals[2].why
         deeper, reason = "ircot", f"{why}: reasoning step by step, retrieving at each step"
     elif several and "toc" in available:
         deeper, reason = "toc", f"{e.readings.rstrip('.')}: growing a tree of readings"

@@ -106,11 +106,15 @@ def multi_hop_cue(question: str) -> str | None:
     return None
 
 
+COMPARES = "it compares or combines two things, so it needs facts from several passages"
+
+
 def hop_structure_cue(question: str) -> str | None:
-    """Why the structure of ``question`` says it needs several hops (a comparison, something reached through
-    something else, a relative two steps away), or None. Unlike ``multi_hop_cue``, length alone is no cue."""
+    """Why the structure of ``question`` says it needs several hops (a comparison, ``COMPARES``; something
+    reached through something else; a relative two steps away), or None. Unlike ``multi_hop_cue``, length alone
+    is no cue."""
     if _COMPARISON.search(question):
-        return "it compares or combines two things, so it needs facts from several passages"
+        return COMPARES
     if (_NESTED.search(question) or _PROPERTY_OF_ROLE.search(question) or _KIN_OF_ROLE.search(question)
             or (_ROLE_THEN_MORE.search(question) and not _ASKS_FOR_ROLE.search(question))):
         return "it asks about something described through something else, so it takes more than one hop"

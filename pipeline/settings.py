@@ -68,7 +68,14 @@ class Settings(BaseModel):
         "HotpotQA, 2Wiki and MuSiQue dev items 0-49 (benchmarks/auto_replay.py, docs/benchmarks.md) with IRCoT "
         "choosing hop by hop per question: 0.7 keeps Auto within 2.4 F1 of IRCoT on each file, where 0.5 (the "
         "value chosen with the sentence chain) left 2Wiki's compositional questions to the quick answer "
-        "(-17.3); always going deeper (1.01) scores the same as 0.7 at a slower median.", json_schema_extra=HIDDEN)
+        "(-17.3); always going deeper (1.01) scores the same as 0.7 at a slower median. With auto_bridge_always "
+        "on it applies to comparisons only.", json_schema_extra=HIDDEN)
+    auto_bridge_always: bool = Field(
+        True, description="Auto goes to IRCoT whenever a question that reaches one thing through another (the "
+        "director of the film X, X's wife, a grandparent) has a quick answer, whatever share of the question the "
+        "answer's passage mentions: a passage that mentions most of such a question is usually X's own, which "
+        "names the bridge but not what is asked of it. Chosen on dev items 0-49 of HotpotQA, 2Wiki and MuSiQue "
+        "(docs/benchmarks.md, \"Auto: a bridge question always goes deeper\").", json_schema_extra=HIDDEN)
     auto_readings: bool = Field(
         True, description="Auto goes to ToC when the question's wording points at several readings (the cues "
         "and the vote of pipeline/routing.py).", json_schema_extra=HIDDEN)

@@ -117,6 +117,30 @@ def test_an_answer_reached_through_another_passage_goes_to_ircot(deeper):
     assert deeper["ircot"] == [question] and not deeper["toc"]
 
 
+def test_an_answer_from_the_subjects_own_passage_still_goes_deeper_for_a_bridge_question(deeper):
+    # The film's passage mentions most of the question and names the director, not where he was born: the quick
+    # answer read from it ("Jaws" is the wrong kind of answer) must not stand on that coverage.
+    question = "Where was the director of the film Jaws born?"
+    film = JAWS[:1]
+    _, state, _ = _run(question, ["the film Jaws"], film, answer_style="short")
+    check = _check(state)
+    held = next(s for s in check.signals if s.name.startswith("share of the question"))
+    hops = next(s for s in check.signals if s.name == auto.HOPS)
+    assert held.value >= 0.7 and not held.fired and hops.fired
+    assert check.deeper == "ircot" and "one retrieval does not show each step" in check.reason
+    assert deeper["ircot"] == [question]
+    _, state, _ = _run(question, ["the film Jaws"], film, answer_style="short", auto_bridge_always=False)
+    assert _check(state).deeper is None
+
+
+def test_a_comparison_whose_answer_passage_holds_the_question_stands(deeper):
+    both = [Document(page_content="Jaws (1975) is older than Jurassic Park (1993); both are films by Spielberg.",
+                     metadata={"title": "Spielberg films"}, id="both")]
+    _, state, _ = _run("Which film came out first, Jaws or Jurassic Park?", ["Jaws"], both, answer_style="short")
+    check = _check(state)
+    assert check.deeper is None and not any(s.fired for s in check.signals)
+
+
 def test_a_long_plain_lookup_is_not_sent_deeper_for_its_length(deeper):
     question = "What year was the novel Emma by Jane Austen first published in its original edition please?"
     assert len(question.split()) >= 13
@@ -223,8 +247,9 @@ def test_auto_is_not_a_deeper_method_of_itself():
 
 def test_the_check_replays_from_a_record_with_other_settings():
     from pipeline.auto import HELD, HOPS, NEWER, NO_PASSAGE, READINGS, SAID_NONE, Evidence, decide
+    from pipeline.routing import COMPARES
 
-    signals = {NO_PASSAGE: False, SAID_NONE: False, HOPS: "it compares two things", HELD: 0.5, READINGS: False,
+    signals = {NO_PASSAGE: False, SAID_NONE: False, HOPS: COMPARES, HELD: 0.5, READINGS: False,
                NEWER: False}
     evidence = Evidence.from_record(signals)
     everything = set(METHODS)
@@ -234,6 +259,10 @@ def test_the_check_replays_from_a_record_with_other_settings():
     several = Evidence.from_record({**signals, HOPS: False, READINGS: "it asks about a contest"})
     assert decide(several, settings_with(), everything).deeper == "toc"
     assert decide(several, settings_with(auto_readings=False), everything).deeper is None
+    through = Evidence.from_record({**signals, HOPS: "it asks about something described through something else",
+                                    HELD: 0.9})
+    assert decide(through, settings_with(), everything).deeper == "ircot"
+    assert decide(through, settings_with(auto_bridge_always=False), everything).deeper is None
 
 
 def test_the_replay_scores_each_item_by_the_method_auto_would_run(tmp_path, embeddings):
@@ -241,13 +270,14 @@ def test_the_replay_scores_each_item_by_the_method_auto_would_run(tmp_path, embe
 
     from benchmarks.auto_replay import replay
     from pipeline.auto import HELD, HOPS, NEWER, NO_PASSAGE, SAID_NONE
+    from pipeline.routing import COMPARES
     from pipeline.settings import Settings
 
     def record(item, method, f1, wall, **extra):
         return {"id": item, "method": method, "question": extra.pop("question", "q"), "scores": {"f1": f1},
                 "cost": {"wall_s": wall}, **extra}
 
-    check = {"signals": {NO_PASSAGE: False, SAID_NONE: False, HOPS: "it compares", HELD: 0.3, NEWER: False}}
+    check = {"signals": {NO_PASSAGE: False, SAID_NONE: False, HOPS: COMPARES, HELD: 0.3, NEWER: False}}
     plain = {"signals": {**check["signals"], HOPS: False, HELD: 1.0}}
     (tmp_path / "auto.json").write_text(json.dumps({"items": [
         record("a", "auto", 0, 1, check=check, question="Which is older, Emma or Dune?"),
