@@ -323,6 +323,21 @@ def test_an_answer_is_held_by_a_passage_with_its_words_in_another_order():
     assert hop.answer is None and "in no retrieved passage" in hop.note
 
 
+def test_the_one_a_question_asks_about_is_not_its_own_relative():
+    from pipeline.methods.ircot.hops import Hop, read_answer
+
+    passages = [Document(page_content="Louis III of Chatillon (died 1372), son of Louis II, Count of Blois, was "
+                                      "count of Blois.", metadata={"title": "Louis III, Count of Blois"})]
+    read_answer(hop := Hop("Who is the father of Louis III, Count of Blois (died 1372)?", passages),
+                "[1] Louis III, Count of Blois")
+    assert hop.answer is None and "the one the question asks about" in hop.note
+    read_answer(hop := Hop("Who is the father of Louis III, Count of Blois?", passages), "[1] Louis II, Count of Blois")
+    assert hop.answer == "Louis II, Count of Blois"
+    namesake = [Document(page_content="Alexandre Dumas fils was the son of the novelist Alexandre Dumas.")]
+    read_answer(hop := Hop("Who is the father of Alexandre Dumas fils?", namesake), "[1] Alexandre Dumas")
+    assert hop.answer == "Alexandre Dumas"
+
+
 def test_a_chain_that_answers_another_question_than_the_one_asked_hands_over_to_the_reader():
     """A "which ..., A or B?" question answered by neither choice, or a yes to a question that asks no yes or
     no, is not the chain's answer: the reader answers, under a warning that says why."""

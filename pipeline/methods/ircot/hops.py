@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 _REPLY = re.compile(r"^\s*\[(\d+)\]\s*(.+?)\s*$", re.DOTALL)
 _YES_NO_QUESTION = re.compile(r"^(is|are|was|were|do|does|did|has|have|had|can|could|will|would)\b", re.I)
+# "Who is the father of X?", "Who was the director of X?": the one asked about is X, never the answer.
+_WHO_OF = re.compile(r"^\s*who\s+(?:is|was|were|are)\s+the\s+(?:\w+\s+){1,2}?of\s+(.+?)\s*\??\s*$", re.I)
+_PARENTHESIS = re.compile(r"\s*\([^)]*\)")
 
 
 class Hop:
@@ -198,6 +201,9 @@ def read_answer(hop: Hop, reply: str) -> None:
     if instruction_like(answer):
         hop.note = INSTRUCTION_NOTE.format(answer[:120])
         return
+    if is_subject(hop.question, answer):
+        hop.note = f"\"{answer}\" is the one the question asks about, not the answer: not used."
+        return
     # A people's name ("Finnish") is a common word: it counts only in the passage the model named.
     written = as_written(answer, lambda text: in_range and holds(hop.passages[named - 1], text))
     holders = [n for n, doc in enumerate(hop.passages, 1) if holds(doc, written)]
@@ -212,6 +218,17 @@ def read_answer(hop: Hop, reply: str) -> None:
     if hop.source != named:
         notes.append(f"The model named passage [{named}]; the answer is in [{hop.source}].")
     hop.note = " ".join(notes)
+
+
+def is_subject(question: str, answer: str) -> bool:
+    """Whether ``answer`` names the one a "Who is the <relation> of X?" question asks about (X, a date in
+    parentheses aside): someone is not their own father, nor a film its own director. Only the whole name counts,
+    so a namesake ("Alexandre Dumas" for the father of "Alexandre Dumas fils") is an answer."""
+    asked = _WHO_OF.match(question)
+    if not asked:
+        return False
+    subject = normalize_answer(_PARENTHESIS.sub("", asked.group(1)))
+    return bool(subject) and normalize_answer(_PARENTHESIS.sub("", answer)) == subject
 
 
 def as_written(answer: str, held: Callable[[str], bool]) -> str:
