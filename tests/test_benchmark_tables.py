@@ -511,3 +511,27 @@ def test_the_passage_windows_benchmark_counts_kept_words_answers_and_supporting_
     assert whole == ["100", "100%", "1/1", "1/1"]
     (narrow,) = measure(data, 10, [10])  # the first sentence alone
     assert narrow[2:] == ["0/1", "0/1"]
+
+
+def test_the_quantization_table_sets_each_types_reading_against_the_bundled_gguf(tmp_path, monkeypatch, capsys):
+    import benchmarks.quantization_speed as bench
+    import models.registry
+
+    bundled = tmp_path / "default.gguf"
+    bundled.write_bytes(b"0" * 2**20)
+    made = []
+
+    def quantize(source, kind, out_dir):
+        made.append((source, kind, out_dir))
+        (target := tmp_path / f"{kind}.gguf").write_bytes(b"0" * 2**21)
+        return target
+
+    rates = {"default.gguf": ([100.0, 110.0, 90.0], [30.0]), "q4_0.gguf": ([120.0, 130.0, 125.0], [31.0])}
+    monkeypatch.setattr(models.registry, "resolve_model_path", lambda choice: bundled)
+    monkeypatch.setattr(bench, "quantize", quantize)
+    monkeypatch.setattr(bench, "speeds", lambda path, tokens, repeats, threads: rates[path.name])
+    bench.main(["--types", "q4_0"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| q4")]
+    assert made == [(bundled, "q4_0", tmp_path / "quantized")]
+    assert rows == ["| q4_k_m (bundled) | 1 | 100 / 110 / 90 | 1.00 × | 30.0 |",
+                    "| q4_0 | 2 | 120 / 130 / 125 | 1.25 × | 31.0 |"]
