@@ -6,7 +6,6 @@ own while it counts."""
 from __future__ import annotations
 
 import gc
-
 import os
 import subprocess
 import sys
@@ -21,6 +20,9 @@ from tests.conftest import REPO
 from tests.fakes import ScriptedLLM
 
 pytestmark = pytest.mark.faults
+
+# Above the 10 connections Chroma's pool was seen to hold at most (1,000 questions); far below one per question.
+CHROMA_POOL_CAP = 16
 
 
 def _rss_mb() -> float:
@@ -68,8 +70,6 @@ def soak(tmp_path: Path, embeddings) -> None:
 
     for n in range(20):  # warm-up: caches, lazy imports, the BM25 index
         ask(n)
-    # A run's thread leaves its Chroma SQLite connection (a thread-local) to the garbage collector, which closes it
-    # when it next runs: collected first, what stays open is what is held.
     gc.collect()
     rss, files = _rss_mb(), _open_files()
     halfway = {}
@@ -82,13 +82,15 @@ def soak(tmp_path: Path, embeddings) -> None:
     grown = _rss_mb() - rss
     assert grown < 40, f"memory grew by {grown:.1f} MB over 200 questions"
     now = _open_files()
-    new = {fd: target for fd, target in now.items() if files.get(fd) != target}
-    # Chroma's storage layer keeps a small pool of SQLite connections that it may widen now and then (seen: up to
-    # 6 more over the first 100 questions, none after); a leak would add one per question.
-    assert len(now) <= len(files) + 8, f"open files went from {len(files)} to {len(now)}: {new}"
-    later = {fd: target for fd, target in now.items() if halfway.get(fd) != target}
-    assert len(now) <= len(halfway) + 2, \
-        f"open files went from {len(halfway)} to {len(now)} in the last 100 questions: {later}"
+    # Chroma's storage (Rust, sqlx) keeps a pool of connections to chroma.sqlite3 that it widens now and then
+    # up to its cap: measured 4 after the warm-up, 6 after 300 questions, 10 from 325 to 1,000 questions. Those
+    # are counted against the cap; every other descriptor must stay where it was. A leak adds one per question.
+    pool = [target for target in now.values() if target.endswith("chroma.sqlite3")]
+    assert len(pool) <= CHROMA_POOL_CAP, f"{len(pool)} connections to chroma.sqlite3 after 200 questions"
+    for before, label in ((files, "the 200"), (halfway, "the last 100")):
+        new = {fd: target for fd, target in now.items()
+               if before.get(fd) != target and not target.endswith("chroma.sqlite3")}
+        assert len(new) <= 2, f"open files other than Chroma's pool grew over {label} questions: {new}"
     assert len(conversation.asked) == 220
 
 
