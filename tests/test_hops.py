@@ -476,3 +476,58 @@ def test_a_mother_in_law_is_found_as_the_spouses_mother_without_a_plan_call():
     plan = done(events, EventKind.PLAN)[0].payload
     assert "mother of the spouse" in plan.note and plan.questions[1] == "Who is the mother of #1?"
     assert answer_of(events).answer == "Empress Zhangsun"
+
+
+def replanned(first: str, second: str):
+    """A planner that writes ``first``, then ``second`` when told its plan restates the question."""
+    def reply(messages, options):
+        system = messages[0]["content"]
+        if system.startswith("You split a question"):
+            return second if messages[-1]["content"].startswith("Your first simple question repeats") else first
+        if system.startswith("You answer one simple question"):
+            question = messages[-1]["content"].rsplit("Question:", 1)[1].strip()
+            return {"Who directed Torchy Blane in Panama?": "[1] William Clemens",
+                    "Where was William Clemens born?": "[1] Saginaw, Michigan"}.get(question, "not found")
+        return "READER GUESS"
+    return ScriptedLLM(reply)
+
+
+QUESTION = "Where was the director of film Torchy Blane In Panama born?"
+RESTATED = "1. Where was the director of film Torchy Blane in Panama born?\nAnswer: #1"
+SPLIT = "1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2"
+
+
+def test_a_plan_that_begins_with_the_whole_question_is_asked_for_again_and_the_split_one_used():
+    llm = replanned(RESTATED, SPLIT)
+    events, _ = run(llm, QUESTION, ask_again_restated=True)
+    plan = done(events, EventKind.PLAN)[0]
+    assert plan.payload.questions == ["Who directed Torchy Blane in Panama?", "Where was #1 born?"]
+    assert "asked again" in plan.payload.note and "Torchy Blane in Panama born" in plan.payload.note
+    assert plan.llm_calls == 2
+    # the second call carries the first plan and the reason it is asked again
+    again = [c for c in llm.calls if c[0][-1]["content"].startswith("Your first simple question repeats")]
+    assert len(again) == 1 and again[0][0][-2] == {"role": "assistant", "content": RESTATED}
+    assert answer_of(events).answer == "Saginaw, Michigan"
+
+
+def test_a_second_plan_that_restates_too_leaves_the_first_and_off_asks_once():
+    events, _ = run(replanned(RESTATED, RESTATED.replace("film ", "")), QUESTION, ask_again_restated=True)
+    plan = done(events, EventKind.PLAN)[0]
+    assert plan.payload.questions == ["Where was the director of film Torchy Blane in Panama born?"]
+    assert "no better one" in plan.payload.note
+    llm = replanned(RESTATED, SPLIT)
+    events, _ = run(llm, QUESTION)
+    assert done(events, EventKind.PLAN)[0].llm_calls == 1
+    assert done(events, EventKind.PLAN)[0].payload.questions == ["Where was the director of film Torchy Blane in "
+                                                                 "Panama born?"]
+
+
+@pytest.mark.parametrize("text, restated", [
+    (RESTATED, True),
+    (SPLIT, False),
+    ("1. When was Awolnation formed?\n2. When were Foo Fighters formed?\nCompare: earlier #1 #2", False),
+])
+def test_restating_is_the_first_sub_question_holding_most_of_the_questions_words(text, restated):
+    from pipeline.methods.ircot.plan import restates
+    question = QUESTION if "Torchy" in text else "Which band formed first, Awolnation or Foo Fighters?"
+    assert restates(parse_plan(text), question) is restated

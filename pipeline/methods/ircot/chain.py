@@ -55,6 +55,12 @@ class IRCoTSettings(BaseModel):
         "decided: read: the reader answers from what was collected, under a warning that the answer may be a "
         "guess; none: no answer.",
     )
+    ask_again_restated: bool = Field(
+        False,
+        description="Hop by hop, when the model's plan begins with the whole question again (MuSiQue's nested "
+        "questions often are), ask it once more for a plan, telling it so; the new plan is used when it does not "
+        "restate the question. One more plan call on such questions.",
+    )
     k: int = Field(4, ge=1, le=10, description="Passages retrieved per query, with the question and after each "
                    "reasoning sentence. The paper tunes K in {2, 4, 6, 8} per dataset (Sec. 4); 4 keeps the "
                    "prompt short enough for the 1.5B model and 2 cores (this app's choice; K = 3 was no faster "

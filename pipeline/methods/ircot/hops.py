@@ -18,6 +18,7 @@ hops (``conclusion``: the comparison computed, or the answer) and the answer (``
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from langchain_core.documents import Document
@@ -29,7 +30,7 @@ from pipeline.countries import people_of
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.methods.ircot.compare import Outcome, compare, yes_no
 from pipeline.methods.ircot.plan import (Plan, PlanError, kin_plan, misfit, option_of, options, plan_for,
-                                         refs_of, substitute)
+                                         refs_of, restates, substitute)
 from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, ComparePayload, PassageRef,
                                PlanPayload, QAPair, SubQuestionPayload, WarningPayload, passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
@@ -65,20 +66,46 @@ class Hop:
         return PassageRef.of(self.evidence, self.source) if self.evidence is not None else None
 
 
-def write_plan(question: str, ctx: RunContext, instead: str) -> tuple[Plan | None, str, dict]:
+def write_plan(question: str, ctx: RunContext, instead: str, *,
+               ask_again: bool = False) -> tuple[Plan | None, str, dict]:
     """The plan the model writes for ``question`` (``ircot_plan``, under its grammar): the plan and the call's
-    cost, or None and why it cannot be followed (what is done ``instead``, and what the model wrote)."""
+    cost, or None and why it cannot be followed (what is done ``instead``, and what the model wrote). With
+    ``ask_again``, a plan whose first sub-question restates the question (``restates``) is asked for once more,
+    the model told so, and the new plan used when it does not restate."""
     fixed = kin_plan(question)
     if fixed is not None:  # no model call: the wording says it all
         return fixed, "", {}
     prompt = load_prompt("ircot_plan")
-    result = ctx.llm.chat(prompt.messages(question=question), prompt.options(ctx.settings.temperature))
+    messages = prompt.messages(question=question)
+    result = ctx.llm.chat(messages, prompt.options(ctx.settings.temperature))
     try:
-        return plan_for(result.text, question), "", llm_cost(result)
+        plan = plan_for(result.text, question)
     except PlanError as exc:
         wrote = " / ".join(line.strip() for line in result.text.splitlines() if line.strip())[:300]
         return None, (f"The plan cannot be followed ({exc}): {instead} "
                       f"The model wrote: {wrote or '(nothing)'}"), llm_cost(result)
+    if not (ask_again and restates(plan, question)):
+        return plan, "", llm_cost(result)
+    ctx.check_cancelled()
+    again = ctx.llm.chat(messages + [{"role": "assistant", "content": result.text},
+                                     {"role": "user", "content": prompt.texts["restated"]}],
+                         prompt.options(ctx.settings.temperature))
+    try:
+        second = plan_for(again.text, question)
+    except PlanError:
+        second = None
+    if second is None or restates(second, question):
+        return replace(plan, note=_joined(plan.note, RESTATED_KEPT)), "", llm_cost(result, again)
+    return replace(second, note=_joined(second.note, RESTATED_NOTE.format(plan.questions[0]))), "", \
+        llm_cost(result, again)
+
+
+RESTATED_NOTE = "The model's first plan began with the whole question (“{}”); asked again, it wrote this one."
+RESTATED_KEPT = "The plan begins with the whole question; asked again, the model wrote no better one."
+
+
+def _joined(*notes: str) -> str:
+    return " ".join(note for note in notes if note)
 
 
 def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings",
@@ -90,7 +117,8 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
 
     plan_id = tracer.new_id("p")
     yield tracer.event(PlanPayload(note=why), "Plan", id=plan_id, status=Status.RUNNING)
-    plan, error, cost = write_plan(question, ctx, "reasoning one sentence at a time instead.")
+    plan, error, cost = write_plan(question, ctx, "reasoning one sentence at a time instead.",
+                                   ask_again=cfg.ask_again_restated)
     if plan is None:
         yield tracer.event(PlanPayload(error=error, note=why), "Plan: unusable", id=plan_id, **cost)
         yield from run_sentences(question, ctx, tracer, cfg)

@@ -197,6 +197,21 @@ def kin_plan(question: str) -> Plan | None:
                 note=f"A {kin.lower()} is the {second} of the {first}: this plan comes from the question's wording.")
 
 
+_WORD = re.compile(r"\w+")
+
+
+def restates(plan: Plan, question: str, share: float = 0.7) -> bool:
+    """Whether the plan's first sub-question asks the whole question again: it holds at least ``share`` of the
+    question's words, in a plan that does not compare (a comparison's restated plan is read from the wording,
+    ``plan_for``). MuSiQue's nested questions are often planned so ("1. Who is the brother of the player who has
+    won the most ... awards?"), and no passage answers them in one step."""
+    if plan.compare is not None or not plan.questions:
+        return False
+    asked = set(_WORD.findall(question.casefold()))
+    first = set(_WORD.findall(plan.questions[0].casefold()))
+    return bool(asked) and len(asked & first) >= share * len(asked)
+
+
 def substitute(question: str, answers: dict[int, str]) -> str:
     """``question`` with each ``#k`` replaced by the answer of sub-question k."""
     return _REF.sub(lambda m: answers[int(m.group(1))], question)
