@@ -507,11 +507,14 @@ def test_a_plan_that_begins_with_the_whole_question_is_asked_for_again_and_the_s
     # the second call carries the first plan and the reason it is asked again
     again = [c for c in llm.calls if c[0][-1]["content"].startswith("Your first simple question repeats")]
     assert len(again) == 1 and again[0][0][-2] == {"role": "assistant", "content": RESTATED}
+    assert again[0][0][-1]["content"].endswith(f"Question: {QUESTION}")
     assert answer_of(events).answer == "Saginaw, Michigan"
 
 
-def test_a_second_plan_that_restates_too_leaves_the_first_and_off_asks_once():
-    events, _ = run(replanned(RESTATED, RESTATED.replace("film ", "")), QUESTION, ask_again_restated=True)
+@pytest.mark.parametrize("second", [RESTATED.replace("film ", ""),
+                                    "1. Who wrote The Hobbit?\n2. In which city was #1 born?\nAnswer: #2"])
+def test_a_second_plan_that_restates_too_or_is_about_something_else_leaves_the_first_and_off_asks_once(second):
+    events, _ = run(replanned(RESTATED, second), QUESTION, ask_again_restated=True)
     plan = done(events, EventKind.PLAN)[0]
     assert plan.payload.questions == ["Where was the director of film Torchy Blane in Panama born?"]
     assert "no better one" in plan.payload.note

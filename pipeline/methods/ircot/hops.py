@@ -29,8 +29,8 @@ from pipeline.context import RunContext
 from pipeline.countries import people_of
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.methods.ircot.compare import Outcome, compare, yes_no
-from pipeline.methods.ircot.plan import (Plan, PlanError, kin_plan, misfit, option_of, options, plan_for,
-                                         refs_of, restates, substitute)
+from pipeline.methods.ircot.plan import (Plan, PlanError, about, kin_plan, misfit, option_of, options,
+                                         plan_for, refs_of, restates, substitute)
 from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, ComparePayload, PassageRef,
                                PlanPayload, QAPair, SubQuestionPayload, WarningPayload, passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
@@ -88,13 +88,13 @@ def write_plan(question: str, ctx: RunContext, instead: str, *,
         return plan, "", llm_cost(result)
     ctx.check_cancelled()
     again = ctx.llm.chat(messages + [{"role": "assistant", "content": result.text},
-                                     {"role": "user", "content": prompt.texts["restated"]}],
+                                     {"role": "user", "content": prompt.texts["restated"].format(question=question)}],
                          prompt.options(ctx.settings.temperature))
     try:
         second = plan_for(again.text, question)
     except PlanError:
         second = None
-    if second is None or restates(second, question):
+    if second is None or restates(second, question) or not about(second, question):
         return replace(plan, note=_joined(plan.note, RESTATED_KEPT)), "", llm_cost(result, again)
     return replace(second, note=_joined(second.note, RESTATED_NOTE.format(plan.questions[0]))), "", \
         llm_cost(result, again)

@@ -212,6 +212,18 @@ def restates(plan: Plan, question: str, share: float = 0.7) -> bool:
     return bool(asked) and len(asked & first) >= share * len(asked)
 
 
+def about(plan: Plan, question: str) -> bool:
+    """Whether the plan's first sub-question shares a word of four letters or more with the question (question
+    words aside): a plan copied from a demonstration ("1. Who wrote The Hobbit?") does not."""
+    def content(text: str) -> set[str]:
+        return {w for w in _WORD.findall(text.casefold()) if len(w) >= 4} - _QUESTION_WORDS
+    return bool(plan.questions) and bool(content(plan.questions[0]) & content(question))
+
+
+_QUESTION_WORDS = {"what", "when", "where", "which", "whom", "whose", "does", "were", "have", "that", "this",
+                   "with", "from", "into"}
+
+
 def substitute(question: str, answers: dict[int, str]) -> str:
     """``question`` with each ``#k`` replaced by the answer of sub-question k."""
     return _REF.sub(lambda m: answers[int(m.group(1))], question)
