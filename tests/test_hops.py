@@ -499,7 +499,7 @@ SPLIT = "1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer:
 
 def test_a_plan_that_begins_with_the_whole_question_is_asked_for_again_and_the_split_one_used():
     llm = replanned(RESTATED, SPLIT)
-    events, _ = run(llm, QUESTION, ask_again_restated=True)
+    events, _ = run(llm, QUESTION)  # the default
     plan = done(events, EventKind.PLAN)[0]
     assert plan.payload.questions == ["Who directed Torchy Blane in Panama?", "Where was #1 born?"]
     assert "asked again" in plan.payload.note and "Torchy Blane in Panama born" in plan.payload.note
@@ -519,7 +519,7 @@ def test_a_second_plan_that_restates_too_or_is_about_something_else_leaves_the_f
     assert plan.payload.questions == ["Where was the director of film Torchy Blane in Panama born?"]
     assert "no better one" in plan.payload.note
     llm = replanned(RESTATED, SPLIT)
-    events, _ = run(llm, QUESTION)
+    events, _ = run(llm, QUESTION, ask_again_restated=False)
     assert done(events, EventKind.PLAN)[0].llm_calls == 1
     assert done(events, EventKind.PLAN)[0].payload.questions == ["Where was the director of film Torchy Blane in "
                                                                  "Panama born?"]
