@@ -352,3 +352,34 @@ def test_a_country_a_page_names_by_its_people_is_quoted_as_the_page_writes_it():
     hops = [e.payload for e in done(events, EventKind.SUBQUESTION)]
     assert [(h.answer, h.found) for h in hops] == [("William Clemens", True), ("American", True)]
     assert state.answer.answer == "American"
+
+
+RESTATED_PLAN = "1. Where was the director of film Torchy Blane in Panama born?\nAnswer: #1"
+
+
+class Replanning(Script):
+    """The scripted model whose first plan restates the question and whose second, asked again, splits it."""
+
+    def reply(self, messages, options):
+        if messages[0]["content"].startswith("You split a question"):
+            told = messages[-1]["content"].startswith("Your first simple question repeats")
+            return BRIDGE_PLAN if told else RESTATED_PLAN
+        return super().reply(messages, options)
+
+
+@pytest.mark.parametrize("ask_again", [False, True])
+def test_a_plan_restating_the_question_is_asked_for_again_only_when_set(ask_again):
+    script = Replanning(BRIDGE_PLAN, {
+        "Who directed Torchy Blane in Panama?": [("directed by William Clemens", "William Clemens")],
+        "Where was William Clemens born?": [("born in Saginaw", "Saginaw, Michigan")],
+        "Where was the director of film Torchy Blane in Panama born?": []})
+    events, state, _ = run(script, BRIDGE, ask_again_restated=ask_again)
+    plan = done(events, EventKind.PLAN)[0]
+    if ask_again:
+        assert plan.llm_calls == 2 and "asked again" in plan.payload.note
+        assert searches(state) == ["Who directed Torchy Blane in Panama?", "Where was William Clemens born?"]
+        assert state.answer.answer == "Saginaw, Michigan"
+    else:
+        assert plan.llm_calls == 1
+        assert plan.payload.questions == ["Where was the director of film Torchy Blane in Panama born?"]
+        assert state.answer.answer != "Saginaw, Michigan"

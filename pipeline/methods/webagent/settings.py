@@ -66,3 +66,8 @@ class WebAgentSettings(BaseModel):
         description="hops mode, when no page read states a sub-question's answer (after its second search) or "
         "a comparison cannot be decided: read: the answer is read from the facts collected, under a warning "
         "naming what is missing and that the answer may be a guess; none: no answer (as IRCoT's hop_fallback).")
+    ask_again_restated: bool = Field(
+        False,
+        description="hops mode, when the model's plan begins with the whole question again, ask it once more for "
+        "a plan, as IRCoT does by default (IRCoTSettings.ask_again_restated). Off until measured for the web "
+        "agent on its own runs (docs/benchmarks.md).")
