@@ -31,21 +31,23 @@ from pipeline.evaluation.tables import table
 from pipeline.settings import Settings
 
 
-def _evidence(record: dict, embeddings):
+def _evidence(record: dict, embeddings, router=None):
     from pipeline.auto import HOPS, READINGS, Evidence, _readings
     from pipeline.routing import hop_structure_cue
 
     signals = dict(record["check"]["signals"])
     question = record["question"]
-    signals[READINGS] = _readings(question, embeddings)  # the wording, as the app reads it now
+    signals[READINGS] = _readings(question, embeddings, router)  # the wording, as the app reads it now
     if not isinstance(signals[HOPS], str):
         signals[HOPS] = hop_structure_cue(question)
     return Evidence.from_record(signals)
 
 
-def replay(auto_file: Path, single_files: list[Path], settings: list[tuple[str, Settings]], embeddings) -> str:
-    """The Markdown table of Auto under each of ``settings`` against the single methods."""
-    from pipeline.auto import decide
+def replay(auto_file: Path, single_files: list[Path], settings: list[tuple[str, Settings]], embeddings,
+           toc_shares: tuple[float | None, ...] = (None,)) -> str:
+    """The Markdown table of Auto under each of ``settings`` against the single methods; with ``toc_shares``,
+    under each for each share of the vote with which the router's ToC wins over OneR (None: the app's router)."""
+    from pipeline.routing import Router
 
     runs = by_method(single_files)
     auto = {r["id"]: r for r in json.loads(auto_file.read_text())["items"] if r.get("check")}
@@ -57,7 +59,21 @@ def replay(auto_file: Path, single_files: list[Path], settings: list[tuple[str, 
                key=lambda m: statistics.fmean(runs[m][i]["scores"][metric] for i in ids))
     best_scores = [runs[best][i]["scores"][metric] for i in ids]
     rows = []
-    evidence = {i: _evidence(auto[i], embeddings) for i in ids}
+    for share in toc_shares:
+        router = None if share is None else Router(embeddings, toc_share=share)
+        evidence = {i: _evidence(auto[i], embeddings, router) for i in ids}
+        named = settings if share is None else [(f"{label}, ToC from {share:.0%} of the vote", setting)
+                                                for label, setting in settings]
+        rows += _rows(named, ids, evidence, runs, oner, metric, available, best, best_scores)
+    head = ["setting", "n", "Auto ran", f"Auto {metric}", f"best single {metric}", "Auto minus best [95%]",
+            "Auto median s (replayed)", "OneR median s"]
+    return table(head, rows)
+
+
+def _rows(settings, ids, evidence, runs, oner, metric, available, best, best_scores) -> list[list]:
+    from pipeline.auto import decide
+
+    rows = []
     for label, setting in settings:
         scores, seconds, routes = [], [], {}
         for i in ids:
@@ -71,9 +87,7 @@ def replay(auto_file: Path, single_files: list[Path], settings: list[tuple[str, 
                      f"{100 * statistics.fmean(scores):.1f}", f"{best} {100 * statistics.fmean(best_scores):.1f}",
                      f"{100 * change:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]",
                      f"{statistics.median(seconds):.1f}", f"{statistics.median(oner[i]['cost']['wall_s'] for i in ids):.1f}"])
-    head = ["setting", "n", "Auto ran", f"Auto {metric}", f"best single {metric}", "Auto minus best [95%]",
-            "Auto median s (replayed)", "OneR median s"]
-    return table(head, rows)
+    return rows
 
 
 def main() -> None:
@@ -84,6 +98,9 @@ def main() -> None:
                         help="values of auto_hop_coverage to replay (comma-separated)")
     parser.add_argument("--bridge-always", default="on",
                         help="auto_bridge_always values to replay: on, off or on,off")
+    parser.add_argument("--toc-share", default="",
+                        help="shares of the router's ToC+OneR vote with which ToC wins, to replay (comma-separated; "
+                             "default: the app's router only)")
     args = parser.parse_args()
     from models.embeddings import SentenceEmbeddings
 
@@ -95,7 +112,8 @@ def main() -> None:
                          + ("" if bridge else ", bridge by coverage"))
                 settings.append((label, Settings().model_copy(update={
                     "auto_hop_coverage": value, "auto_readings": readings, "auto_bridge_always": bridge})))
-    print(replay(args.auto, args.single, settings, SentenceEmbeddings()))
+    shares = tuple(float(v) for v in args.toc_share.split(",") if v) or (None,)
+    print(replay(args.auto, args.single, settings, SentenceEmbeddings(), shares))
 
 
 if __name__ == "__main__":

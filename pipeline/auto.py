@@ -105,13 +105,13 @@ def gather(question: str, quick: OneAnswer, ctx: RunContext) -> Evidence:
                     readings=readings, newer=cue if cue and cue.startswith(_TIME_CUE) else None)
 
 
-def _readings(question: str, embeddings: Embeddings | None) -> str | None:
-    """Why the wording points at several readings: the router picks ToC among all its labels (a question it
-    sends to IRCoT, by its structure or its length, or to OneR, has no such reading here). Without an embedder,
-    the cues alone."""
+def _readings(question: str, embeddings: Embeddings | None, router: Router | None = None) -> str | None:
+    """Why the wording points at several readings: the router (the app's own unless ``router`` is given, as a
+    replay with other settings gives it) picks ToC among all its labels (a question it sends to IRCoT, by its
+    structure or its length, or to OneR, has no such reading here). Without an embedder, the cues alone."""
     if embeddings is None:
         return None if multi_hop_cue(question) else ambiguity_cue(question)
-    choice = _router(embeddings).choose(question, {"oner", "toc", "ircot"})
+    choice = (router or _router(embeddings)).choose(question, {"oner", "toc", "ircot"})
     return choice.reason if choice.method == "toc" else None
 
 

@@ -291,3 +291,25 @@ def test_the_replay_scores_each_item_by_the_method_auto_would_run(tmp_path, embe
     on, off = [line for line in table.splitlines() if line.startswith(("| on", "| off"))]
     assert "ircot 1, oner 1" in on and "| 100.0 |" in on and "| 15.0 |" in on  # median of 25 s and 5 s
     assert "oner 2" in off and "| 50.0 |" in off
+
+
+def test_the_replay_reads_the_wording_again_for_each_share_of_the_vote_given_to_toc(tmp_path, embeddings):
+    import json
+
+    from benchmarks.auto_replay import replay
+    from pipeline.auto import HELD, HOPS, NEWER, NO_PASSAGE, SAID_NONE
+    from pipeline.settings import Settings
+
+    question = "Who founded the Ford Motor Company?"  # the labelled questions give ToC 36% of the ToC+OneR vote
+    check = {"signals": {NO_PASSAGE: False, SAID_NONE: False, HOPS: False, HELD: 1.0, NEWER: False}}
+    (tmp_path / "auto.json").write_text(json.dumps({"items": [
+        {"id": "a", "method": "auto", "question": question, "scores": {"str_em": 0.0}, "cost": {"wall_s": 1},
+         "check": check}]}))
+    (tmp_path / "single.json").write_text(json.dumps({"items": [
+        {"id": "a", "method": m, "question": question, "scores": {"str_em": s}, "cost": {"wall_s": 5}}
+        for m, s in (("oner", 0.0), ("toc", 1.0))]}))
+    table = replay(tmp_path / "auto.json", [tmp_path / "single.json"], [("s", Settings())], embeddings,
+                   toc_shares=(0.4, 0.3))
+    at_40, at_30 = [line for line in table.splitlines() if line.startswith("| s,")]
+    assert "40% of the vote" in at_40 and "| oner 1 |" in at_40
+    assert "30% of the vote" in at_30 and "| toc 1 |" in at_30
