@@ -113,6 +113,7 @@ def _ask(args) -> int:
         raise ValueError("--edit and --edits change a finished run: give its trace with --from-trace T.jsonl.")
     if not (args.question or "").strip():
         raise ValueError("ask needs a QUESTION (or --from-trace T.jsonl with edits).")
+    settings = settings_from_args(args, settings_models()).model_copy(update={"use_web": args.web})  # before loading
     runtime = _runtime(args)
     # The embedder (importing torch and transformers: about 4 s) loads in the background while the model loads
     # here, outside the GIL. Not the other way round: loading a model points stdout and stderr at /dev/null
@@ -124,7 +125,6 @@ def _ask(args) -> int:
         bar = ProgressBar("Ingesting the demo corpus (first run only)")
         runtime.ensure_demo(bar)
         bar.close()
-    settings = settings_from_args(args, settings_models()).model_copy(update={"use_web": args.web})
     request = RunRequest(question=args.question, method=args.method, collections=tuple(collections),
                          settings=settings)
     trace_dir = Path(args.trace_dir) if args.trace_dir else None

@@ -22,9 +22,15 @@ def test_global_option_defaults_hold_when_not_given():
     assert args.model == "default" and args.chroma_url is None and args.data_dir
 
 
-def test_auto_is_a_method_choice_and_bad_settings_are_clear(capsys, tmp_path):
+def test_auto_is_a_method_choice_and_bad_settings_are_clear(capsys, tmp_path, monkeypatch):
+    def no_model(args):
+        raise AssertionError("a bad setting is reported before the model loads")
+
+    monkeypatch.setattr("pipeline.__main__._runtime", no_model)
     assert build_parser().parse_args(["ask", "q", "--method", "auto"]).method == "auto"
     code = main(["ask", "q", "--corpus", "", "--data-dir", str(tmp_path), "--set", "toc.max_depth=99"])
     assert code == 2 and "toc.max_depth" in capsys.readouterr().err
     code = main(["ask", "q", "--corpus", "", "--data-dir", str(tmp_path), "--set", "nonsense=1"])
     assert code == 2 and "Unknown setting 'nonsense'" in capsys.readouterr().err
+    code = main(["ask", "q", "--corpus", "", "--data-dir", str(tmp_path), "--set", "webagent.ask_again_restated=maybe"])
+    assert code == 2 and "webagent.ask_again_restated" in capsys.readouterr().err
