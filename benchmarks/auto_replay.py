@@ -1,10 +1,11 @@
 """Auto's check replayed with other settings, on items whose quick answers and single-method runs are saved: how
 often it would go deeper, to which method, and what that would score and cost. For choosing
-``Settings.auto_hop_coverage``, ``Settings.auto_bridge_always`` and whether the wording's readings send a question
-to ToC, on dev files only.
+``Settings.auto_hop_coverage``, ``Settings.auto_bridge_always``, whether the wording's readings send a question
+to ToC, and with what share of the router's vote (``--toc-share``), on dev files only.
 
     python -m benchmarks.auto_replay docs/results/auto/checks/signals/hotpotqa-first50.json \
-        docs/results/kgp/hotpotqa-baselines.json docs/results/kgp/hotpotqa-default.json [--hop-coverage 0.4,0.6]
+        docs/results/kgp/hotpotqa-baselines.json docs/results/kgp/hotpotqa-default.json [--hop-coverage 0.4,0.6] \
+        [--toc-share 0.4,0.3]
 
 The first file is an Auto run that recorded its check without going deeper (``pipeline.evaluate --methods auto
 --no-auto-deeper``); the others hold each single method's run on the same items (OneR's is the quick answer's
