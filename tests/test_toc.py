@@ -345,6 +345,24 @@ def test_the_answer_covers_every_kept_interpretation(retriever, embeddings):
     assert final.payload.answer.count("Tadej Pogacar") == 1
 
 
+def test_a_brief_answer_is_written_from_its_own_prompt_and_still_covers_every_reading(retriever, embeddings):
+    llm = passage_reader(answer="The 2024 Tour was won by Tadej Pogacar [1].")
+    ctx = RunContext(llm=llm, retriever=retriever, embeddings=embeddings,
+                     settings=settings_with(toc={"max_depth": 1, "answer_length": "brief"}))
+    final = run_events("toc", AQ, ctx)[-1]
+    answer_calls = [(m, o) for m, o in llm.calls if "Interpretations:" in m[-1]["content"]]
+    assert len(answer_calls) == 1
+    messages, options = answer_calls[0]
+    assert messages[0]["content"].startswith("You answer ambiguous questions briefly")
+    assert "one short clause each" in messages[-1]["content"] and options.max_tokens == 120
+    assert "Jonas Vingegaard" in final.payload.answer  # the covering sentences do not depend on the length
+    paragraph = passage_reader()
+    run_events("toc", AQ, RunContext(llm=paragraph, retriever=retriever, embeddings=embeddings,
+                                     settings=settings_with(toc={"max_depth": 1})))
+    default = [m for m, _ in paragraph.calls if "Interpretations:" in m[-1]["content"]][0]
+    assert "at least three sentences" in default[-1]["content"]
+
+
 def test_an_injected_target_in_a_covered_reading_is_checked_out_of_the_answer(store, embeddings):
     # One passage asks the model for "Lance Armstrong". A reading's answer needs evidence in what the model read
     # (the instruction is not in it), but its clarified question does not: the model, obeying the instruction

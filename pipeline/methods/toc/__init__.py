@@ -14,7 +14,8 @@ METHOD = MethodSpec(
             "merges them into one cited answer.",
     chosen_because="it may have several readings (a version, a time, a person...)",
     settings=ToCSettings, structure="tree",
-    prompts=("toc_clarify", "toc_read_passage", "toc_verify", "toc_answer", "oner_answer", "oner_answer_short"),
+    prompts=("toc_clarify", "toc_read_passage", "toc_verify", "toc_answer", "toc_answer_brief", "oner_answer",
+             "oner_answer_short"),
     record=tree_record, scores=clarification_scores,
     edits=("prune", "restore", "edit_reading", "expand", "drop_passage"), reanswer=reanswer,
 )

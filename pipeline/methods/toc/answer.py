@@ -67,7 +67,8 @@ def write_answer(ctx: RunContext, tracer: Tracer, question: str, chosen: list[No
     for read in (p for n in chosen for p in (n.source, n.evidence) if p is not None):
         if read.id not in {p.id for p in checked}:
             checked.append(read)
-    yield from stream_answer(ctx, tracer, load_prompt("toc_answer"), values, passages, parent_id=parent_id,
+    prompt = load_prompt("toc_answer_brief" if settings.answer_length == "brief" else "toc_answer")
+    yield from stream_answer(ctx, tracer, prompt, values, passages, parent_id=parent_id,
                              title="Answer", finish=cover, support_passages=retrieved, check_passages=checked,
                              support_questions=[n.question for n in chosen],
                              extras=TreeExtras(unambiguous=False, interpretations=interpretations))

@@ -43,6 +43,12 @@ class ToCSettings(BaseModel):
                              "those already chosen, so that different readings get read (this app's choice). "
                              "Measured at 0.3 on ASQA's first 50 items: STR-EM 43.5 against 48.0 at 0 "
                              "(docs/benchmarks.md), so it is off.")
+    answer_length: Literal["paragraph", "brief"] = Field(
+        "paragraph",
+        description="paragraph (default): the long answer explains the ambiguity in at least three sentences "
+        "(prompts/toc_answer.yaml); brief: one short clause per interpretation (prompts/toc_answer_brief.yaml). "
+        "Measured on ASQA's first 50 dev items: brief is 1.15 × faster but 3.8 STR-EM lower, beyond its "
+        "interval (docs/performance.md), so it is an option, not the default.")
     cover_answers: bool = Field(True, description="Add to the long answer every kept interpretation's answer "
                                 "that the model left out, with its passage cited (this app's choice, measured "
                                 "with the two above in docs/benchmarks.md).")
