@@ -534,3 +534,113 @@ def test_restating_is_the_first_sub_question_holding_most_of_the_questions_words
     from pipeline.methods.ircot.plan import restates
     question = QUESTION if "Torchy" in text else "Which band formed first, Awolnation or Foo Fighters?"
     assert restates(parse_plan(text), question) is restated
+
+
+TURN_ME_ON = {
+    "thinking": Document(page_content="Thinking About You is a song by Norah Jones, from her album Not Too Late.",
+                         metadata={"title": "Thinking About You (Norah Jones song)"}, id="thinking"),
+    "turn": Document(page_content="Turn Me On is a song written by John D. Loudermilk. It was recorded by Norah "
+                                  "Jones on her debut album.", metadata={"title": "Turn Me On"}, id="turn"),
+}
+
+
+def _asked_again(first: str, second: str):
+    """A model that answers the second hop with ``first`` and, told why that cannot be the answer, ``second``;
+    returns it and the texts of the turns it was told why in."""
+    told = []
+
+    def reply(messages, options):
+        system = messages[0]["content"]
+        if system.startswith("You split a question"):
+            return "1. Who performed Thinking About You?\n2. Who wrote Turn Me On by #1?\nAnswer: #2"
+        if system.startswith("You answer one simple question"):
+            if messages[-1]["role"] == "user" and "Question:" not in messages[-1]["content"]:
+                told.append(messages[-1]["content"])
+                return second
+            question = messages[-1]["content"].rsplit("Question:", 1)[1].strip()
+            return "[1] Norah Jones" if question == "Who performed Thinking About You?" else first
+        return "READER GUESS"
+    return ScriptedLLM(reply), told
+
+
+def _run_turn_me_on(llm, **ircot):
+    retriever = ScriptedRetriever(lambda query, k: sorted(
+        TURN_ME_ON.values(), key=lambda d: -len(set(query.lower().split()) & set(d.metadata["title"].lower().split()))))
+    ctx = RunContext(llm=llm, retriever=retriever, settings=settings_with(
+        answer_style="short", min_support=0, ircot={"mode": "hops", "hop_fallback": "none", **ircot}))
+    return run_events("ircot", "Who wrote Turn Me On by the Thinking About You performer?", ctx)
+
+
+def test_a_hop_answered_with_the_entity_put_into_it_is_asked_again_and_the_model_told_why():
+    llm, told = _asked_again("[1] Norah Jones", "[1] John D. Loudermilk")
+    events = _run_turn_me_on(llm, ask_again_unfit=True)
+    hops = [e.payload for e in done(events, EventKind.SUBQUESTION)]
+    assert [h.answer for h in hops] == ["Norah Jones", "John D. Loudermilk"]
+    assert len(told) == 1 and "Norah Jones" in told[0] and "Who wrote Turn Me On by Norah Jones?" in told[0]
+    assert "is the one the question asks about" in hops[1].note
+    assert answer_of(events).answer == "John D. Loudermilk"
+
+
+def test_a_hop_still_answered_with_its_own_entity_is_not_found_and_off_it_is_kept_as_before():
+    llm, told = _asked_again("[1] Norah Jones", "[2] Norah Jones")
+    events = _run_turn_me_on(llm, ask_again_unfit=True)
+    second = done(events, EventKind.SUBQUESTION)[1].payload
+    assert not second.found and len(told) == 1
+    assert answer_of(events).answer != "Norah Jones"
+
+    llm, told = _asked_again("[1] Norah Jones", "[1] John D. Loudermilk")
+    events = _run_turn_me_on(llm)  # the default: no check beyond "Who is the <relation> of X?"
+    assert not told and answer_of(events).answer == "Norah Jones"
+
+
+@pytest.mark.parametrize("question, answer, why", [
+    ("When did Alexander the Great die?", "Cyrus the Great", "not a date"),
+    ("In what year was the BAe 146 first flown?", "British Aerospace", "not a date"),
+    ("How many times did plague occur in Venice?", "the Black Death", "not a number"),
+    ("Who is the father of Alexandre Dumas fils?", "Alexandre Dumas fils", "asks about"),
+    ("When did Alexander the Great die?", "June 323 BC", ""),
+    ("When did the Korean War stalemate begin?", "mid-1951", ""),
+    ("How many times did plague occur in Venice?", "twenty-two", ""),
+    ("Who is the father of Alexandre Dumas fils?", "Alexandre Dumas", ""),  # a namesake is an answer
+    ("Who is the spouse of Hagar?", "Abraham", ""),
+])
+def test_an_answer_of_the_wrong_kind_or_the_one_asked_about_does_not_fit(question, answer, why):
+    from pipeline.methods.ircot.hops import unfit
+
+    assert (why in unfit(question, answer)) if why else unfit(question, answer) == ""
+
+
+BROTHER = "Who is the brother of the player who has won the most BBC Sports Personality of the Year awards?"
+
+
+def test_a_restated_plan_of_a_question_with_one_relative_clause_is_replaced_by_its_wordings_plan():
+    restated = f"1. {BROTHER}\nAnswer: #1"
+    llm = replanned(restated, SPLIT)
+    events, _ = run(llm, BROTHER)  # the default
+    plan = done(events, EventKind.PLAN)[0]
+    assert plan.payload.questions == ["Who is the player who has won the most BBC Sports Personality of the Year "
+                                      "awards?", "Who is the brother of #1?"]
+    assert plan.payload.final == "Answer: #2" and "question's wording" in plan.payload.note
+    assert plan.llm_calls == 1  # the model is not asked again
+    events, _ = run(replanned(restated, SPLIT), BROTHER, clause_plan=False)  # off, the model is asked again
+    assert done(events, EventKind.PLAN)[0].llm_calls == 2
+
+
+@pytest.mark.parametrize("question, plan", [
+    (BROTHER, ("Who is the player who has won the most BBC Sports Personality of the Year awards?",
+               "Who is the brother of #1?")),
+    ("Where is the origin of the river that Orlam clans crossed to migrate to Namibia?",
+     ("What is the river that Orlam clans crossed to migrate to Namibia?", "Where is the origin of #1?")),
+    ("Who is the federal leader of the party in which John Lynch-Staunton held a position?",
+     ("What is the party in which John Lynch-Staunton held a position?", "Who is the federal leader of #1?")),
+    # a clause holding another is not split; nor is a question with no clause
+    ("Which county shares a border with the county where the most populous city in the state where WSFN can be "
+     "found is located?", None),
+    ("Who did the spouse of Hagar marry after the death of Sarah?", None),
+    ("Which film has the director who died first, Cinco Asesinos Esperan or A Romance Of Seville?", None),
+])
+def test_the_wording_plan_asks_the_clauses_thing_first(question, plan):
+    from pipeline.methods.ircot.plan import clause_plan
+
+    got = clause_plan(question)
+    assert (got.questions if got else None) == plan

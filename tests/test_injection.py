@@ -333,7 +333,9 @@ def test_pathological_text_is_cleaned_in_time_linear_in_its_length(clean, unit):
 
 
 # The regular expressions and steps added for look-alike letters, paraphrases, other languages, split
-# instructions and hidden elements, each on a megabyte of the text that makes it work hardest: within a second.
+# instructions and hidden elements, each on a megabyte of the text that makes it work hardest: within a few seconds.
+# Backtracking that grows with the square of the text would take minutes on a megabyte; linear work takes under a
+# second on the AVX-512 machines and up to 1.7 s on an AVX2 one (2026-11-28), so the bound is 5 s, not 1.
 MEGABYTE_CASES = {
     "fold, look-alikes": ("fold", "Ign\u043ere \u0430\u0431\u0432 "),
     "fold, full-width": ("fold", "ＩＧＮＯＲＥ "),
@@ -359,7 +361,7 @@ MEGABYTE_CASES = {
 
 
 @pytest.mark.parametrize("case", list(MEGABYTE_CASES))
-def test_each_added_pattern_takes_a_megabyte_within_a_second(case):
+def test_each_added_pattern_takes_a_megabyte_in_linear_time(case):
     import re
     import time
 
@@ -386,7 +388,7 @@ def test_each_added_pattern_takes_a_megabyte_within_a_second(case):
         sentence_end(text)
     else:
         re.compile(patterns[what], re.IGNORECASE).search(text)
-    assert time.perf_counter() - start < 1.0, case
+    assert time.perf_counter() - start < 5.0, case
 
 
 def test_the_benchmark_counts_flagged_obeyed_and_false_flags(tmp_path):

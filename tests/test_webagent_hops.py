@@ -383,3 +383,23 @@ def test_a_plan_restating_the_question_is_asked_for_again_only_when_set(ask_agai
         assert plan.llm_calls == 1
         assert plan.payload.questions == ["Where was the director of film Torchy Blane in Panama born?"]
         assert state.answer.answer != "Saginaw, Michigan"
+
+
+@pytest.mark.parametrize("refuse", [True, False])
+def test_a_page_answering_a_hop_with_the_entity_put_into_it_is_not_used_when_set(refuse):
+    pages = {**PAGES, "saginaw": page("saginaw", "William Clemens filmography", "William Clemens directed many "
+                                      "films for Warner Bros.")}
+    script = Script(BRIDGE_PLAN, {
+        "Who directed Torchy Blane in Panama?": [("directed by William Clemens", "William Clemens")],
+        "Where was William Clemens born?": [("directed many films", "William Clemens"),
+                                            ("born in Saginaw", "Saginaw, Michigan")]})
+    retriever = ranked(pages, {"Where was William Clemens born?": ["saginaw", "clemens"]})
+    events, state, _ = run(script, BRIDGE, retriever, refuse_unfit=refuse)
+
+    second = done(events, EventKind.SUBQUESTION)[1].payload
+    if refuse:
+        assert second.answer == "Saginaw, Michigan" and "is the one the question asks about" in second.note
+        assert [t for q, t in script.read if q == "Where was William Clemens born?"] == \
+            ["William Clemens filmography", "William Clemens"]
+    else:
+        assert second.answer == "William Clemens"

@@ -29,8 +29,8 @@ from pipeline.context import RunContext
 from pipeline.countries import people_of
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.methods.ircot.compare import Outcome, compare, yes_no
-from pipeline.methods.ircot.plan import (Plan, PlanError, about, kin_plan, misfit, option_of, options,
-                                         plan_for, refs_of, restates, substitute)
+from pipeline.methods.ircot.plan import (Plan, PlanError, about, clause_plan, kin_plan, misfit, option_of,
+                                         options, plan_for, refs_of, restates, substitute)
 from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, ComparePayload, PassageRef,
                                PlanPayload, QAPair, SubQuestionPayload, WarningPayload, passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
@@ -46,6 +46,18 @@ _YES_NO_QUESTION = re.compile(r"^(is|are|was|were|do|does|did|has|have|had|can|c
 # "Who is the father of X?", "Who was the director of X?": the one asked about is X, never the answer.
 _WHO_OF = re.compile(r"^\s*who\s+(?:is|was|were|are)\s+the\s+(?:\w+\s+){1,2}?of\s+(.+?)\s*\??\s*$", re.I)
 _PARENTHESIS = re.compile(r"\s*\([^)]*\)")
+# The kind of answer a simple question asks for, and what an answer of that kind holds: "When did X die?" is
+# answered by something with a year, a month or an era in it, "How many ...?" by a number, in digits or words.
+_WHEN = re.compile(r"^\s*(?:when\b|(?:in|on|from|since|until|by)?\s*(?:what|which)\s+(?:year|date|day|month|"
+                   r"century|decade)\b)", re.I)
+_DATE_LIKE = re.compile(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|century|"
+                        r"centuries|decade|\b(?:bc|bce|ad|ce)\b|\bera\b|\bage\b|dynasty|period|reign|war\b",
+                        re.I)
+_HOW_MANY = re.compile(r"^\s*how\s+(?:many|much)\b", re.I)
+_NUMBER_LIKE = re.compile(r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                          r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|"
+                          r"sixty|seventy|eighty|ninety|hundred|thousand|million|billion|dozen|none|no|several|"
+                          r"single|twice|once)\b", re.I)
 
 
 class Hop:
@@ -56,6 +68,7 @@ class Hop:
         self.answer: str | None = None
         self.source: int | None = None  # 1-based, among ``passages``
         self.note = ""
+        self.unfit = ""  # why the answer the model gave was not used, when it cannot answer the question
 
     @property
     def evidence(self) -> Document | None:
@@ -66,11 +79,12 @@ class Hop:
         return PassageRef.of(self.evidence, self.source) if self.evidence is not None else None
 
 
-def write_plan(question: str, ctx: RunContext, instead: str, *,
-               ask_again: bool = False) -> tuple[Plan | None, str, dict]:
+def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool = False,
+               clause: bool = False) -> tuple[Plan | None, str, dict]:
     """The plan the model writes for ``question`` (``ircot_plan``, under its grammar): the plan and the call's
-    cost, or None and why it cannot be followed (what is done ``instead``, and what the model wrote). With
-    ``ask_again``, a plan whose first sub-question restates the question (``restates``) is asked for once more,
+    cost, or None and why it cannot be followed (what is done ``instead``, and what the model wrote). A plan whose
+    first sub-question restates the question (``restates``) is replaced, with ``clause``, by the plan the wording
+    of a question with one relative clause gives (``clause_plan``); else, with ``ask_again``, asked for once more,
     the model told so, and the new plan used when it does not restate."""
     fixed = kin_plan(question)
     if fixed is not None:  # no model call: the wording says it all
@@ -84,6 +98,9 @@ def write_plan(question: str, ctx: RunContext, instead: str, *,
         wrote = " / ".join(line.strip() for line in result.text.splitlines() if line.strip())[:300]
         return None, (f"The plan cannot be followed ({exc}): {instead} "
                       f"The model wrote: {wrote or '(nothing)'}"), llm_cost(result)
+    if clause and restates(plan, question) and (worded := clause_plan(question)) is not None:
+        return replace(worded, note=_joined(RESTATED_WORDED.format(plan.questions[0]), worded.note)), "", \
+            llm_cost(result)
     if not (ask_again and restates(plan, question)):
         return plan, "", llm_cost(result)
     ctx.check_cancelled()
@@ -101,6 +118,7 @@ def write_plan(question: str, ctx: RunContext, instead: str, *,
 
 
 RESTATED_NOTE = "The model's first plan began with the whole question (“{}”); asked again, it wrote this one."
+RESTATED_WORDED = "The model's plan began with the whole question (“{}”)."
 RESTATED_KEPT = "The plan begins with the whole question; asked again, the model wrote no better one."
 
 
@@ -118,7 +136,7 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
     plan_id = tracer.new_id("p")
     yield tracer.event(PlanPayload(note=why), "Plan", id=plan_id, status=Status.RUNNING)
     plan, error, cost = write_plan(question, ctx, "reasoning one sentence at a time instead.",
-                                   ask_again=cfg.ask_again_restated)
+                                   ask_again=cfg.ask_again_restated, clause=cfg.clause_plan)
     if plan is None:
         yield tracer.event(PlanPayload(error=error, note=why), "Plan: unusable", id=plan_id, **cost)
         yield from run_sentences(question, ctx, tracer, cfg)
@@ -142,8 +160,9 @@ def continue_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSet
         ctx.check_cancelled()
         refs = refs_of(planned)
         ids[i] = tracer.new_id("q")
+        given = tuple(hops[k].answer for k in refs)
         hop = yield from _ask(ctx, tracer, cfg, i, planned, substitute(planned, {k: hops[k].answer for k in refs}),
-                              ids[i], ids[max(refs)] if refs else plan_id)
+                              ids[i], ids[max(refs)] if refs else plan_id, given)
         hops[i] = hop
         pool += deduplicate(hop.passages, against=pool)
         if hop.answer is None:
@@ -169,8 +188,10 @@ def plan_event(tracer: Tracer, plan: Plan, plan_id: str, why: str, cost: dict,
 
 
 def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, planned: str, asked: str,
-         hop_id: str, parent: str):
-    """One hop's events; returns its ``Hop``."""
+         hop_id: str, parent: str, given: tuple[str, ...] = ()):
+    """One hop's events; returns its ``Hop``. ``given`` holds the earlier answers put into ``asked``; an answer
+    that does not fit the sub-question (``unfit``) is asked for once more (``ask_again_unfit``), the model told
+    why."""
     payload = SubQuestionPayload(step=step, planned=planned, question=asked)
     title = f"Hop {step}: {asked}"
     yield tracer.event(payload, title, id=hop_id, parent_id=parent, status=Status.RUNNING)
@@ -181,10 +202,21 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
     cost = {}
     if hop.passages:
         prompt = load_prompt("ircot_hop_answer")
-        result = ctx.llm.chat(prompt.messages(question=asked, passages=format_passages(hop.passages)),
-                              prompt.options(ctx.settings.temperature))
+        messages = prompt.messages(question=asked, passages=format_passages(hop.passages))
+        result = ctx.llm.chat(messages, prompt.options(ctx.settings.temperature))
         cost = llm_cost(result)
-        read_answer(hop, result.text)
+        checked = given if cfg.ask_again_unfit else None
+        read_answer(hop, result.text, checked)
+        if hop.unfit and cfg.ask_again_unfit:
+            ctx.check_cancelled()
+            first = hop.note
+            again = ctx.llm.chat(messages + [{"role": "assistant", "content": result.text},
+                                             {"role": "user", "content": prompt.texts["unfit"].format(
+                                                 why=hop.unfit, question=asked)}],
+                                 prompt.options(ctx.settings.temperature))
+            cost = llm_cost(result, again)
+            read_answer(hop, again.text, checked)
+            hop.note = _joined(first, "Asked again:", hop.note or f"\"{hop.answer}\".")
     else:
         hop.note = "No passage was retrieved for it."
     done = payload.model_copy(update=dict(answer=hop.answer or "", source=hop.source, found=hop.answer is not None,
@@ -210,10 +242,15 @@ def is_judgement(answer: str) -> bool:
     return yes_no(answer) is not None and len(answer.split()) == 1
 
 
-def read_answer(hop: Hop, reply: str) -> None:
+def read_answer(hop: Hop, reply: str, given: tuple[str, ...] | None = None) -> None:
     """Fill ``hop``'s answer and source from the model's reply ("[2] William Clemens" or "not found"), keeping
     the answer only when a retrieved passage holds it: the one named, or else another (said in the note). A
-    yes / no is a judgement, not a copy: it is kept with the passage named."""
+    yes / no is a judgement, not a copy: it is kept with the passage named. An answer that cannot answer the
+    question (``unfit``: an earlier answer put into it, ``given``, or not the kind of thing asked for) is not
+    used, and ``hop.unfit`` says why; with ``given`` None only the one a "Who is the <relation> of X?" question
+    asks about is refused (``is_subject``)."""
+    hop.answer = hop.source = None
+    hop.note = hop.unfit = ""
     parsed = parse_reply(reply)
     if isinstance(parsed, str):
         hop.note = parsed
@@ -229,8 +266,10 @@ def read_answer(hop: Hop, reply: str) -> None:
     if instruction_like(answer):
         hop.note = INSTRUCTION_NOTE.format(answer[:120])
         return
-    if is_subject(hop.question, answer):
-        hop.note = f"\"{answer}\" is the one the question asks about, not the answer: not used."
+    why = unfit(hop.question, answer, given) if given is not None else \
+        (f"\"{answer}\" is the one the question asks about, not the answer" if is_subject(hop.question, answer) else "")
+    if why:
+        hop.unfit, hop.note = why, f"{why}: not used."
         return
     # A people's name ("Finnish") is a common word: it counts only in the passage the model named.
     written = as_written(answer, lambda text: in_range and holds(hop.passages[named - 1], text))
@@ -246,6 +285,22 @@ def read_answer(hop: Hop, reply: str) -> None:
     if hop.source != named:
         notes.append(f"The model named passage [{named}]; the answer is in [{hop.source}].")
     hop.note = " ".join(notes)
+
+
+def unfit(question: str, answer: str, given: tuple[str, ...] = ()) -> str:
+    """Why ``answer`` cannot answer the simple ``question``, or "" when it may: it is the one the question asks
+    about (``is_subject``, or an earlier answer put into the question, ``given``: "Who wrote Turn Me On by Norah
+    Jones?" is not answered by "Norah Jones"), or a "when" question is answered with no date or a "how many" one
+    with no number. Only whole names count: a namesake ("Alexandre Dumas" for the father of "Alexandre Dumas fils")
+    is an answer."""
+    said = normalize_answer(_PARENTHESIS.sub("", answer))
+    if is_subject(question, answer) or any(said == normalize_answer(_PARENTHESIS.sub("", g)) for g in given if g):
+        return f"\"{answer}\" is the one the question asks about, not the answer"
+    if _WHEN.match(question) and not _DATE_LIKE.search(answer):
+        return f"\"{answer}\" is not a date, which the question asks for"
+    if _HOW_MANY.match(question) and not _NUMBER_LIKE.search(answer):
+        return f"\"{answer}\" is not a number, which the question asks for"
+    return ""
 
 
 def is_subject(question: str, answer: str) -> bool:

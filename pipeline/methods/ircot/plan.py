@@ -197,6 +197,40 @@ def kin_plan(question: str) -> Plan | None:
                 note=f"A {kin.lower()} is the {second} of the {first}: this plan comes from the question's wording.")
 
 
+# A question that reaches its subject through one relative clause ("Who is the brother of the player who has won
+# the most ... awards?"): the clause's noun phrase is asked first, then the question with its answer in its place.
+# The heads that name a person are asked with "Who".
+_PERSON_HEADS = frozenset({
+    "actor", "actress", "player", "person", "man", "woman", "singer", "performer", "artist", "author", "writer",
+    "director", "composer", "producer", "president", "king", "queen", "leader", "founder", "owner", "member",
+    "musician", "one", "individual", "lyricist", "poet", "painter", "architect", "manager", "coach", "star", "wife",
+    "husband", "spouse", "father", "mother", "son", "daughter", "brother", "sister", "sibling", "child", "creator",
+    "designer", "inventor", "explorer", "ruler", "emperor", "governor"})
+_RELATIVE = (r"(?:who|whom|whose|that|which|where|when|in which|on which|at which|from which|to which|for which|"
+             r"with which|by which|of which)")
+_CLAUSE = re.compile(rf"\bthe\s+((?:[\w-]+\s+){{0,2}}?[\w-]+)\s+({_RELATIVE})\s+(.+?)\s*\?*\s*$", re.I)
+_ANOTHER_RELATIVE = re.compile(rf"\b{_RELATIVE}\b", re.I)
+
+
+def clause_plan(question: str) -> Plan | None:
+    """The plan of a question that reaches its subject through one relative clause running to its end, from its
+    wording, or None: "Who is the player who has won the most ... awards?", then "Who is the brother of #1?". A
+    clause holding another ("the county where the most populous city in the state where ...") is not split, nor
+    a choice between two ("Which film has the director who died first, A or B?", ``comparison_plan``'s)."""
+    match = _CLAUSE.search(question)
+    if not match or options(question):
+        return None
+    head, relative, clause = match.groups()
+    if _ANOTHER_RELATIVE.search(clause) or len(clause.split()) < 2:
+        return None
+    rest = f"{question[:match.start()]}#1{question[match.end():]}".strip().rstrip("?") + "?"
+    if len(rest.split()) < 3:
+        return None
+    who = "Who" if head.split()[-1].lower() in _PERSON_HEADS else "What"
+    return Plan((f"{who} is the {head} {relative} {clause}?", rest), answer=2,
+                note="This plan comes from the question's wording: the thing its clause describes is asked first.")
+
+
 _WORD = re.compile(r"\w+")
 
 

@@ -30,7 +30,7 @@ from models.llm import llm_cost
 from pipeline.events import EventKind, Link, Status, StepEvent
 from pipeline.methods.ircot.hops import (INSTRUCTION_NOTE, Hop, answer_from_hops, as_written, compare_title,
                                          conclusion, holds, instruction_like, is_judgement, parse_reply, plan_event,
-                                         write_plan)
+                                         unfit, write_plan)
 from pipeline.methods.ircot.plan import Plan, refs_of, substitute
 from pipeline.methods.webagent.browsing.agent import MAX_QUERY_CHARS, clean_query, data, normalise_query
 from pipeline.methods.webagent.browsing.pages import Page, PageKey, Result, Window, shorten
@@ -49,6 +49,7 @@ class PageHop(Hop):
         self.numbers: list[int] = []
         self.notes: list[str] = []
         self.read: set[PageKey] = set()  # the pages read for this sub-question
+        self.given: tuple[str, ...] = ()  # the earlier answers put into the question
 
     def ref(self) -> PassageRef | None:
         return PassageRef.of(self.evidence, self.numbers[self.source - 1]) if self.evidence is not None else None
@@ -91,6 +92,7 @@ class HopsAgent(InteractiveAgent):
             refs = refs_of(planned)
             ids[i] = self.tracer.new_id("q")
             hop = self.hops[i] = PageHop(substitute(planned, {k: self.hops[k].answer for k in refs}))
+            hop.given = tuple(self.hops[k].answer for k in refs)
             outcome = yield from self._hop(i, planned, hop, ids[i], ids[max(refs)] if refs else plan_id)
             if hop.answer is None:
                 missing, ended_by = missing_hop(i, hop.question), outcome or ("budget" if self._spent() else "missing")
@@ -185,6 +187,9 @@ class HopsAgent(InteractiveAgent):
             return
         cost = llm_cost(call)
         picked, answer, note = _judge(call.text, block, page)
+        why = unfit(hop.question, answer, hop.given) if answer is not None and self.cfg.refuse_unfit else ""
+        if why:
+            answer, note = None, f"{why}: not used."
         if not picked:
             screen = self._screen()
             screen["message"] = note
