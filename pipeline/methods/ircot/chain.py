@@ -78,7 +78,8 @@ class IRCoTSettings(BaseModel):
         description="Hop by hop, when a sub-question's answer cannot answer it (the one it asks about, or an "
         "earlier answer put into it: \"Who wrote Turn Me On by Norah Jones?\" answered \"Norah Jones\"; no date "
         "for a \"when\", no number for a \"how many\"), ask the model once more, telling it why; an answer still "
-        "unfit is not found. One more call on such hops (this app's variant, issue 32).",
+        "unfit is not found. One more call on such hops (this app's variant, issue 32). Off: on MuSiQue's 27 first-50 "
+        "dev items that go hop by hop it fired once and changed no answer (docs/benchmarks.md).",
     )
     k: int = Field(4, ge=1, le=10, description="Passages retrieved per query, with the question and after each "
                    "reasoning sentence. The paper tunes K in {2, 4, 6, 8} per dataset (Sec. 4); 4 keeps the "
