@@ -196,6 +196,9 @@ class SubQuestionPayload(_Strict):
     found: bool | None = None  # None while the hop runs
     passages: list[PassageRef] = Field(default_factory=list)
     note: str = ""
+    # the country the model named where the passage names only its people ("Russia" for "Russian"): what a later
+    # sub-question is asked about
+    said: str = ""
 
 
 class ComparedValue(_Strict):

@@ -145,6 +145,32 @@ def test_a_hop_answered_by_a_person_is_put_into_the_later_sub_questions():
     assert [h.answer for h in again.state.answer.extras.hops] == ["William Clemens", "Saginaw"]
 
 
+def test_a_resumed_chain_puts_the_country_a_hop_read_as_its_people_into_the_later_sub_questions():
+    """Hop 1 answered "Russian" as the passage writes it, the model having said "Russia"; after a person answers
+    hop 2, hop 3 is asked about "Russia", as it would have been in the run itself."""
+    from langchain_core.documents import Document
+
+    places = [Document(page_content="The Kamchatka Peninsula is a peninsula in the Russian Far East.",
+                       metadata={"title": "Kamchatka Peninsula"}, id="kamchatka"),
+              Document(page_content="Boris Yeltsin was the first president of Russia. Its capital is Moscow.",
+                       metadata={"title": "Boris Yeltsin"}, id="yeltsin")]
+    question = "Who was the first president of the country where the Kamchatka Peninsula is located?"
+    plan = ("1. What is the country where the Kamchatka Peninsula is located?\n2. What is the capital of #1?\n"
+            "3. Who was the first president of #1?\nAnswer: #3")
+    first = scripted(plan, {"What is the country where the Kamchatka Peninsula is located?": "[1] Russia",
+                            "What is the capital of Russia?": "not found"})
+    state, settings = _service_run(first, ScriptedRetriever(lambda query, k: places[:k]), question, {"mode": "hops"})
+    hop1, hop2 = [p for _, p in state.steps_of(SubQuestionPayload) if p.found is not None]
+    assert (hop1.answer, hop1.said, hop2.question) == ("Russian", "Russia", "What is the capital of Russia?")
+    second = next(i for i, p in state.steps_of(SubQuestionPayload) if p.step == 2)
+    llm = scripted(plan, {"Who was the first president of Russia?": "[2] Boris Yeltsin"})
+    resumed, _ = _resume(state, [parse_edit(f"step:{second}=Moscow")], llm,
+                         ScriptedRetriever(lambda query, k: places[:k]), settings)
+    hops = _done(_new(resumed, state), EventKind.SUBQUESTION)
+    assert [h.payload.question for h in hops] == ["Who was the first president of Russia?"]
+    assert resumed.state.answer.answer == "Boris Yeltsin"
+
+
 @pytest.mark.parametrize("edits, message", [
     (["step:h999=text"], "There is no step 'h999' of a chain in this run"),
     (["step:STEP2=new text", "drop:1"], "A rewritten step is an edit of its own"),

@@ -433,6 +433,31 @@ def test_a_country_the_passage_names_by_its_people_is_taken_as_the_passage_write
     assert hop.passages[2].title == "Panama" and hop.found is False
 
 
+def test_a_country_read_as_its_peoples_name_goes_into_the_next_question_as_the_country():
+    """The passage says "the Russian Far East": hop 1's answer is "Russian" as the passage writes it, but hop 2
+    asks about "Russia" (the model's word), not "Who was the first president of Russian?"."""
+    places = {
+        "kamchatka": Document(page_content="The Kamchatka Peninsula is a peninsula in the Russian Far East.",
+                              metadata={"title": "Kamchatka Peninsula"}, id="kamchatka"),
+        "yeltsin": Document(page_content="Boris Yeltsin was the first president of Russia, from 1991 to 1999.",
+                            metadata={"title": "Boris Yeltsin"}, id="yeltsin"),
+    }
+    llm = scripted("1. What is the country where the Kamchatka Peninsula is located?\n"
+                   "2. Who was the first president of #1?\nAnswer: #2",
+                   {"What is the country where the Kamchatka Peninsula is located?": "[1] Russia",
+                    "Who was the first president of Russia?": "[1] Boris Yeltsin"})
+    retriever = ScriptedRetriever(lambda query, k: sorted(
+        places.values(), key=lambda d: "Kamchatka" not in d.page_content or "Kamchatka" not in query)[:k])
+    ctx = RunContext(llm=llm, retriever=retriever,
+                     settings=settings_with(answer_style="short", min_support=0, ircot={"mode": "hops"}))
+    events = run_events("ircot", "Who was the first president of the country where the Kamchatka Peninsula is "
+                                 "located?", ctx)
+    first, second = [e.payload for e in done(events, EventKind.SUBQUESTION)]
+    assert first.answer == "Russian" and "Russia" in first.note
+    assert second.question == "Who was the first president of Russia?" and second.answer == "Boris Yeltsin"
+    assert answer_of(events).answer == "Boris Yeltsin"
+
+
 @pytest.mark.parametrize("question, questions", [
     ("Who is the maternal grandfather of Albert, Margrave Of Meissen?",
      ("Who is the mother of Albert, Margrave Of Meissen?", "Who is the father of #1?")),
@@ -644,3 +669,51 @@ def test_the_wording_plan_asks_the_clauses_thing_first(question, plan):
 
     got = clause_plan(question)
     assert (got.questions if got else None) == plan
+
+
+@pytest.mark.parametrize("question, plan", [
+    ("When was the start of the battle of the birthplace of the performer of III?",
+     ("Who is the performer of III?", "What is the birthplace of #1?", "When was the start of the battle of #2?")),
+    ("What is the name of the famous bridge in the birthplace of Gloria in D Major's composer?",
+     ("Who is the composer of Gloria in D Major?", "What is the birthplace of #1?",
+      "What is the name of the famous bridge in #2?")),
+    ("Who is the father of Empress Wang's husband?", ("Who is the husband of Empress Wang?", "Who is the father of #1?")),
+    ("Who is the father of Edward Baring, 1st Baron Revelstoke's father?",
+     ("Who is the father of Edward Baring, 1st Baron Revelstoke?", "Who is the father of #1?")),
+    # a name that runs on into a verb, or a rest that asks nothing new, gives no plan
+    ("What record label is the performer of Don't Be Cruel signed to?", None),
+    ("For what did the singer of Moon River in Breakfast at Tiffany's win a Tony?", None),
+    ("Who did the spouse of Hagar marry after the death of Sarah?", None),
+    ("When was the sibling of Alice de Lusignan, Countess of Surrey crowned?", None),
+    ("Who is the director of Titanic?", None),
+    ("Which film has the director who died first, Cinco Asesinos Esperan or A Romance Of Seville?", None),
+])
+def test_a_chain_of_relations_is_planned_from_the_wording_innermost_first(question, plan):
+    from pipeline.methods.ircot.plan import chain_plan
+
+    got = chain_plan(question)
+    assert (got.questions if got else None) == plan
+    if got:
+        assert got.answer == len(plan) and "innermost first" in got.note
+
+
+BRIDGE_OF = "What is the name of the famous bridge in the birthplace of Gloria in D Major's composer?"
+
+
+@pytest.mark.parametrize("written", [f"1. {BRIDGE_OF}\nAnswer: #1", "1. What is the bridge in #1?\nAnswer: #1"])
+def test_a_restated_or_unusable_plan_of_a_chain_of_relations_is_replaced_by_its_wordings_plan_when_set(written):
+    """The model's plan restates the question (or uses #1 before it is answered): with ``chain_plan`` the
+    wording's plan is used, with no second plan call; off, the restated plan is asked for again and the unusable
+    one falls back to the sentence chain."""
+    events, _ = run(replanned(written, written), BRIDGE_OF, chain_plan=True)
+    plan = done(events, EventKind.PLAN)[0]
+    assert plan.payload.questions == ["Who is the composer of Gloria in D Major?", "What is the birthplace of #1?",
+                                      "What is the name of the famous bridge in #2?"]
+    assert plan.llm_calls == 1 and "innermost first" in plan.payload.note
+    assert ("whole question" if "famous" in written else "cannot be followed") in plan.payload.note
+
+    events, _ = run(replanned(written, written), BRIDGE_OF)
+    plans = done(events, EventKind.PLAN)
+    assert not plans or plans[0].payload.questions != ["Who is the composer of Gloria in D Major?",
+                                                       "What is the birthplace of #1?",
+                                                       "What is the name of the famous bridge in #2?"]

@@ -354,6 +354,22 @@ def test_a_country_a_page_names_by_its_people_is_quoted_as_the_page_writes_it():
     assert state.answer.answer == "American"
 
 
+def test_a_country_a_page_names_by_its_people_is_searched_for_as_the_country():
+    pages = {"kamchatka": page("kamchatka", "Kamchatka Peninsula", "The Kamchatka Peninsula is a peninsula in the "
+                               "Russian Far East."),
+             "yeltsin": page("yeltsin", "Boris Yeltsin", "Boris Yeltsin was the first president of Russia.")}
+    script = Script("1. What is the country where the Kamchatka Peninsula is located?\n"
+                    "2. Who was the first president of #1?\nAnswer: #2", {
+                        "What is the country where the Kamchatka Peninsula is located?": [("Russian Far", "Russia")],
+                        "Who was the first president of Russia?": [("first president", "Boris Yeltsin")]})
+    events, state, _ = run(script, "Who was the first president of the country where the Kamchatka Peninsula is "
+                                   "located?", ranked(pages))
+    hops = [e.payload for e in done(events, EventKind.SUBQUESTION)]
+    assert [(h.answer, h.found) for h in hops] == [("Russian", True), ("Boris Yeltsin", True)]
+    assert searches(state)[1] == "Who was the first president of Russia?"
+    assert state.answer.answer == "Boris Yeltsin"
+
+
 RESTATED_PLAN = "1. Where was the director of film Torchy Blane in Panama born?\nAnswer: #1"
 
 

@@ -29,8 +29,8 @@ from pipeline.context import RunContext
 from pipeline.countries import people_of
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.methods.ircot.compare import Outcome, compare, yes_no
-from pipeline.methods.ircot.plan import (Plan, PlanError, about, clause_plan, kin_plan, misfit, option_of,
-                                         options, plan_for, refs_of, restates, substitute)
+from pipeline.methods.ircot.plan import (Plan, PlanError, about, chain_plan, clause_plan, kin_plan, misfit,
+                                         option_of, options, plan_for, refs_of, restates, substitute)
 from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, ComparePayload, PassageRef,
                                PlanPayload, QAPair, SubQuestionPayload, WarningPayload, passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
@@ -69,6 +69,13 @@ class Hop:
         self.source: int | None = None  # 1-based, among ``passages``
         self.note = ""
         self.unfit = ""  # why the answer the model gave was not used, when it cannot answer the question
+        self.said: str | None = None  # the country the model named, when the passage names it by its people
+
+    @property
+    def bridge(self) -> str | None:
+        """The answer as it goes into a later sub-question: the country the model named rather than its people's
+        name that the passage writes ("the first president of Russia", not "of Russian")."""
+        return self.said or self.answer
 
     @property
     def evidence(self) -> Document | None:
@@ -80,12 +87,13 @@ class Hop:
 
 
 def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool = False,
-               clause: bool = False) -> tuple[Plan | None, str, dict]:
+               clause: bool = False, chain: bool = False) -> tuple[Plan | None, str, dict]:
     """The plan the model writes for ``question`` (``ircot_plan``, under its grammar): the plan and the call's
     cost, or None and why it cannot be followed (what is done ``instead``, and what the model wrote). A plan whose
     first sub-question restates the question (``restates``) is replaced, with ``clause``, by the plan the wording
-    of a question with one relative clause gives (``clause_plan``); else, with ``ask_again``, asked for once more,
-    the model told so, and the new plan used when it does not restate."""
+    of a question with one relative clause gives (``clause_plan``), or, with ``chain``, by that of a chain of
+    relations (``chain_plan``, also used for a plan that cannot be followed); else, with ``ask_again``, asked for
+    once more, the model told so, and the new plan used when it does not restate."""
     fixed = kin_plan(question)
     if fixed is not None:  # no model call: the wording says it all
         return fixed, "", {}
@@ -96,11 +104,15 @@ def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool 
         plan = plan_for(result.text, question)
     except PlanError as exc:
         wrote = " / ".join(line.strip() for line in result.text.splitlines() if line.strip())[:300]
+        if chain and (worded := chain_plan(question)) is not None:
+            return replace(worded, note=_joined(UNUSABLE_WORDED.format(exc), worded.note)), "", llm_cost(result)
         return None, (f"The plan cannot be followed ({exc}): {instead} "
                       f"The model wrote: {wrote or '(nothing)'}"), llm_cost(result)
-    if clause and restates(plan, question) and (worded := clause_plan(question)) is not None:
-        return replace(worded, note=_joined(RESTATED_WORDED.format(plan.questions[0]), worded.note)), "", \
-            llm_cost(result)
+    if restates(plan, question):
+        worded = (clause_plan(question) if clause else None) or (chain_plan(question) if chain else None)
+        if worded is not None:
+            return replace(worded, note=_joined(RESTATED_WORDED.format(plan.questions[0]), worded.note)), "", \
+                llm_cost(result)
     if not (ask_again and restates(plan, question)):
         return plan, "", llm_cost(result)
     ctx.check_cancelled()
@@ -119,6 +131,7 @@ def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool 
 
 RESTATED_NOTE = "The model's first plan began with the whole question (“{}”); asked again, it wrote this one."
 RESTATED_WORDED = "The model's plan began with the whole question (“{}”)."
+UNUSABLE_WORDED = "The model's plan cannot be followed ({})."
 RESTATED_KEPT = "The plan begins with the whole question; asked again, the model wrote no better one."
 
 
@@ -136,7 +149,8 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
     plan_id = tracer.new_id("p")
     yield tracer.event(PlanPayload(note=why), "Plan", id=plan_id, status=Status.RUNNING)
     plan, error, cost = write_plan(question, ctx, "reasoning one sentence at a time instead.",
-                                   ask_again=cfg.ask_again_restated, clause=cfg.clause_plan)
+                                   ask_again=cfg.ask_again_restated, clause=cfg.clause_plan,
+                                   chain=cfg.chain_plan)
     if plan is None:
         yield tracer.event(PlanPayload(error=error, note=why), "Plan: unusable", id=plan_id, **cost)
         yield from run_sentences(question, ctx, tracer, cfg)
@@ -160,8 +174,8 @@ def continue_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSet
         ctx.check_cancelled()
         refs = refs_of(planned)
         ids[i] = tracer.new_id("q")
-        given = tuple(hops[k].answer for k in refs)
-        hop = yield from _ask(ctx, tracer, cfg, i, planned, substitute(planned, {k: hops[k].answer for k in refs}),
+        given = tuple(hops[k].bridge for k in refs)
+        hop = yield from _ask(ctx, tracer, cfg, i, planned, substitute(planned, {k: hops[k].bridge for k in refs}),
                               ids[i], ids[max(refs)] if refs else plan_id, given)
         hops[i] = hop
         pool += deduplicate(hop.passages, against=pool)
@@ -220,7 +234,7 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
     else:
         hop.note = "No passage was retrieved for it."
     done = payload.model_copy(update=dict(answer=hop.answer or "", source=hop.source, found=hop.answer is not None,
-                                          passages=passage_refs(hop.passages), note=hop.note))
+                                          passages=passage_refs(hop.passages), note=hop.note, said=hop.said or ""))
     yield tracer.event(done, f"{title} → {hop.answer}" if hop.answer else f"{title} → not found", id=hop_id,
                        parent_id=parent, **cost)
     return hop
@@ -249,7 +263,7 @@ def read_answer(hop: Hop, reply: str, given: tuple[str, ...] | None = None) -> N
     question (``unfit``: an earlier answer put into it, ``given``, or not the kind of thing asked for) is not
     used, and ``hop.unfit`` says why; with ``given`` None only the one a "Who is the <relation> of X?" question
     asks about is refused (``is_subject``)."""
-    hop.answer = hop.source = None
+    hop.answer = hop.source = hop.said = None
     hop.note = hop.unfit = ""
     parsed = parse_reply(reply)
     if isinstance(parsed, str):
@@ -278,6 +292,7 @@ def read_answer(hop: Hop, reply: str, given: tuple[str, ...] | None = None) -> N
         hop.note = f"\"{answer}\" is in no retrieved passage: not used."
         return
     hop.answer = written
+    hop.said = answer if written != answer else None
     hop.source = named if named in holders else holders[0]
     notes = []
     if written != answer:

@@ -231,6 +231,79 @@ def clause_plan(question: str) -> Plan | None:
                 note="This plan comes from the question's wording: the thing its clause describes is asked first.")
 
 
+# A question that reaches its subject through a chain of relations written "the R of X" or "X's R" ("the famous
+# bridge in the birthplace of Gloria in D Major's composer"): the innermost relation is asked first, its answer
+# put in its place, and so on outwards while the phrase left is still a relation of an answer. The relations
+# are the nouns that name one thing of another (MuSiQue's single-hop questions ask them so).
+_RELATIONS = ("performer|composer|director|author|writer|producer|creator|founder|owner|developer|publisher|"
+              "manufacturer|designer|architect|lyricist|singer|father|mother|spouse|wife|husband|son|daughter|"
+              "brother|sister|sibling|birthplace|birth place|place of birth|birth city|city of birth|hometown|capital|"
+              "record label|country of citizenship|country of origin|headquarters|place of death|employer|"
+              "parent company")
+_NAME = r"(#\d+|(?-i:[A-Z0-9\"'“])[^?]*?)"  # a name begins with a capital, a digit or a quote; or an answer
+_OF_CHAIN = re.compile(rf"the\s+({_RELATIONS})\s+of\s+{_NAME}\s*\?*\s*", re.I)
+_POSSESSIVE_CHAIN = re.compile(rf"of\s+{_NAME}['’]s\s+({_RELATIONS})\s*\?*\s*", re.I)
+_INNER = re.compile(rf"\b(?:the\s+(?:{_RELATIONS})\s+of|{_RELATIVE})\b|['’]s\s+(?:{_RELATIONS})\b", re.I)
+# What is left must still ask something of the answer: "Who is #2?" and "For what did #1?" (its name ran on into
+# the verb: "the singer of Moon River in Breakfast at Tiffany's win a Tony") do not.
+_ENDS_AUXILIARY = re.compile(r"\b(?:is|was|are|were|do|does|did|has|have|had|can|could|will|would)\s+#\d+\s*\?*\s*$",
+                             re.I)
+# A name does not end in a verb or a preposition: "the performer of Don't Be Cruel signed to" is no name.
+_NOT_NAME_END = re.compile(r"(?-i:\b[a-z]+ed|\b(?:to|in|at|on|for|from|with|by|of|as|born|die|made|found|"
+                           r"located|based|built|held|known))\s*$", re.I)
+
+
+def chain_plan(question: str, max_questions: int = 4) -> Plan | None:
+    """The plan of a question that reaches its subject through relations written "the R of X" or "X's R", from its
+    wording, or None: "When was the start of the battle of the birthplace of the performer of III?" is asked as
+    "Who is the performer of III?", "What is the birthplace of #1?", "When was the start of the battle of #2?".
+    The innermost relation (its X a name, holding no other relation or relative clause) is asked first; a single
+    relative clause at the end is read as ``clause_plan`` reads it. None when no relation is found, or when what
+    is left would only ask for the last answer again ("Who is #2?")."""
+    if options(question):
+        return None
+    steps: list[str] = []
+    left = question.strip()
+    while len(steps) < max_questions - 1:
+        asked, phrase = _innermost(left)
+        if asked is None:
+            break
+        rest = f"{left[:phrase[0]]}#{len(steps) + 1}{left[phrase[1]:]}".strip().rstrip("?") + "?"
+        if _ENDS_AUXILIARY.search(rest) or len(_WORD.findall(_REF.sub("", rest))) < 3:
+            break
+        steps.append(asked)
+        left = rest
+    if not steps:
+        return None
+    return Plan((*steps, left), answer=len(steps) + 1,
+                note="This plan comes from the question's wording: its relations are asked one at a time, the "
+                     "innermost first.")
+
+
+def _innermost(text: str) -> tuple[str | None, tuple[int, int]]:
+    """The sub-question for the innermost relation ending ``text`` and the span of the phrase it replaces, or
+    (None, (0, 0)): the last "the R of X" or "of X's R" whose X is a name holding no other relation or clause."""
+    for start in reversed([m.start() for m in re.finditer(r"\b(?:the|of)\b", text, re.I)]):
+        if (match := _POSSESSIVE_CHAIN.fullmatch(text, start)) and _a_name(match.group(1)):
+            relation, name = match.group(2).lower(), match.group(1).strip()
+            return f"{_wh(relation)} is the {relation} of {name}?", (match.start(1), len(text))
+        if (match := _OF_CHAIN.fullmatch(text, start)) and _a_name(match.group(2)):
+            relation, name = match.group(1).lower(), match.group(2).strip()
+            return f"{_wh(relation)} is the {relation} of {name}?", (start, len(text))
+    if len(_ANOTHER_RELATIVE.findall(text)) == 1 and (worded := clause_plan(text)) is not None:
+        clause = _CLAUSE.search(text)
+        return worded.questions[0], (clause.start(), clause.end())
+    return None, (0, 0)
+
+
+def _a_name(text: str) -> bool:
+    return not _INNER.search(text) and not _NOT_NAME_END.search(text)
+
+
+def _wh(relation: str) -> str:
+    return "Who" if relation.split()[-1] in _PERSON_HEADS else "What"
+
+
 _WORD = re.compile(r"\w+")
 
 

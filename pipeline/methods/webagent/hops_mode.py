@@ -91,8 +91,8 @@ class HopsAgent(InteractiveAgent):
             self.ctx.check_cancelled()
             refs = refs_of(planned)
             ids[i] = self.tracer.new_id("q")
-            hop = self.hops[i] = PageHop(substitute(planned, {k: self.hops[k].answer for k in refs}))
-            hop.given = tuple(self.hops[k].answer for k in refs)
+            hop = self.hops[i] = PageHop(substitute(planned, {k: self.hops[k].bridge for k in refs}))
+            hop.given = tuple(self.hops[k].bridge for k in refs)
             outcome = yield from self._hop(i, planned, hop, ids[i], ids[max(refs)] if refs else plan_id)
             if hop.answer is None:
                 missing, ended_by = missing_hop(i, hop.question), outcome or ("budget" if self._spent() else "missing")
@@ -125,7 +125,7 @@ class HopsAgent(InteractiveAgent):
                 yield from self._read_pages(hop, self._unread(hop), prompt)
         source = hop.numbers[hop.source - 1] if hop.source else None
         done = payload.model_copy(update=dict(answer=hop.answer or "", source=source, found=hop.answer is not None,
-                                              passages=hop.refs(), note=" ".join(hop.notes)))
+                                              passages=hop.refs(), note=" ".join(hop.notes), said=hop.said or ""))
         yield self.tracer.event(done, f"{title} → {hop.answer}" if hop.answer else f"{title} → not found",
                                 id=hop_id, parent_id=parent)
         return outcome
@@ -186,7 +186,7 @@ class HopsAgent(InteractiveAgent):
             tab.back()
             return
         cost = llm_cost(call)
-        picked, answer, note = _judge(call.text, block, page)
+        picked, answer, note, said = _judge(call.text, block, page)
         why = unfit(hop.question, answer, hop.given) if answer is not None and self.cfg.refuse_unfit else ""
         if why:
             answer, note = None, f"{why}: not used."
@@ -202,7 +202,7 @@ class HopsAgent(InteractiveAgent):
             hop.passages.append(doc)
             hop.numbers.append(len(tab.facts))
             if answer is not None:
-                hop.answer, hop.source = answer, len(hop.passages)
+                hop.answer, hop.source, hop.said = answer, len(hop.passages), said
             else:
                 hop.notes.append(f"On “{shorten(page.title, 60)}”: {note}")
         self.parent = self.last_id
@@ -231,35 +231,38 @@ class HopsAgent(InteractiveAgent):
             yield event
 
 
-def _judge(reply: str, block: Window, page: Page) -> tuple[list[int], str | None, str]:
+def _judge(reply: str, block: Window, page: Page) -> tuple[list[int], str | None, str, str | None]:
     """What a page reading gives: the sentences to quote (none when the reply names none on the page), the
     answer when the page holds it, and a note saying which. A sentence is read with its page's title ("It was
     directed by ..." on the film's page); an answer not in the sentence named but in another of the part read
     is quoted with it; one only elsewhere on the page is kept with the sentence named; one not on the page is not
-    used (the sentence is still a fact). A yes / no is a judgement, kept with the sentence named."""
+    used (the sentence is still a fact). A yes / no is a judgement, kept with the sentence named. Last, the
+    country the model named when the page names it only by its people (``Hop.said``), else None."""
     parsed = parse_reply(reply, "sentence")
     if isinstance(parsed, str):
-        return [], None, parsed
+        return [], None, parsed, None
     named, answer = parsed
     if not 1 <= named <= len(block.sentences):
-        return [], None, f"The reply names sentence [{named}], which is not on the part of the page read."
+        return [], None, f"The reply names sentence [{named}], which is not on the part of the page read.", None
 
     def holder(text: str) -> bool:
         return holds(Document(page_content=text, metadata={"title": page.title}), answer)
 
     if is_judgement(answer):
-        return [named], answer.lower(), f"Answer: {answer.lower()} (a judgement on the sentence quoted)."
+        return [named], answer.lower(), f"Answer: {answer.lower()} (a judgement on the sentence quoted).", None
     if instruction_like(answer):
-        return [named], None, INSTRUCTION_NOTE.format(answer[:120])
+        return [named], None, INSTRUCTION_NOTE.format(answer[:120]), None
     whole_page = Document(page_content=" ".join(chunk.page_content for chunk in page.chunks),
                           metadata={"title": page.title})
+    said = answer
     answer = as_written(answer, lambda text: holds(whole_page, text))
+    said = said if said != answer else None
     if holder(block.sentences[named - 1].text):
-        return [named], answer, f"Answer: {answer}."
+        return [named], answer, f"Answer: {answer}.", said
     other = next((n for n, s in enumerate(block.sentences, 1) if holder(s.text)), None)
     if other is not None:
         return sorted({named, other}), answer, (f"Answer: {answer}, stated in sentence [{other}], quoted with "
-                                                f"sentence [{named}], which the model named.")
+                                                f"sentence [{named}], which the model named."), said
     if holder(whole_page.page_content):
-        return [named], answer, f"Answer: {answer}, stated on the page, not in the sentence quoted."
-    return [named], None, f"“{answer}” is not on this page: not used as the answer."
+        return [named], answer, f"Answer: {answer}, stated on the page, not in the sentence quoted.", said
+    return [named], None, f"“{answer}” is not on this page: not used as the answer.", None
