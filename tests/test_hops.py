@@ -680,6 +680,9 @@ def test_the_wording_plan_asks_the_clauses_thing_first(question, plan):
     ("Who is the father of Empress Wang's husband?", ("Who is the husband of Empress Wang?", "Who is the father of #1?")),
     ("Who is the father of Edward Baring, 1st Baron Revelstoke's father?",
      ("Who is the father of Edward Baring, 1st Baron Revelstoke?", "Who is the father of #1?")),
+    ("Who is the father of the composer of the opera that premiered at La Scala in 1900?",
+     ("What is the opera that premiered at La Scala in 1900?", "Who is the composer of #1?",
+      "Who is the father of #2?")),
     # a name that runs on into a verb, or a rest that asks nothing new, gives no plan
     ("What record label is the performer of Don't Be Cruel signed to?", None),
     ("For what did the singer of Moon River in Breakfast at Tiffany's win a Tony?", None),
