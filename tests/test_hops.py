@@ -689,6 +689,7 @@ def test_the_wording_plan_asks_the_clauses_thing_first(question, plan):
     ("Who did the spouse of Hagar marry after the death of Sarah?", None),
     ("When was the sibling of Alice de Lusignan, Countess of Surrey crowned?", None),
     ("Who is the director of Titanic?", None),
+    ("", None), ("  ?", None), ("of the " * 5000, None),
     ("Which film has the director who died first, Cinco Asesinos Esperan or A Romance Of Seville?", None),
 ])
 def test_a_chain_of_relations_is_planned_from_the_wording_innermost_first(question, plan):

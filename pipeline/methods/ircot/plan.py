@@ -290,7 +290,7 @@ def _innermost(text: str) -> tuple[str | None, tuple[int, int]]:
         if (match := _OF_CHAIN.fullmatch(text, start)) and _a_name(match.group(2)):
             relation, name = match.group(1).lower(), match.group(2).strip()
             return f"{_wh(relation)} is the {relation} of {name}?", (start, len(text))
-    after_question_word = text.split(None, 1)[-1]  # "Who is the father of ...": "Who" asks, it is no clause
+    after_question_word = (text.split(None, 1) or [""])[-1]  # "Who is the father of ...": "Who" asks, no clause
     if len(_ANOTHER_RELATIVE.findall(after_question_word)) == 1 and (worded := clause_plan(text)) is not None:
         clause = _CLAUSE.search(text)
         return worded.questions[0], (clause.start(), clause.end())
