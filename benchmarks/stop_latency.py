@@ -44,7 +44,7 @@ KINDS = {
 PROMPT_KINDS = {"toc_clarify": "clarification (ToC)", "toc_read_passage": "clarification (ToC)",
                 "toc_verify": "verification (ToC)",
                 "toc_answer": "answer (ToC)", "ircot_reason": "reasoning step (IRCoT)",
-                "ircot_hop_answer": "hop (IRCoT)", "oner_answer": "answer (OneR)"}
+                "ircot_hop_answer": "hop (IRCoT)", "ircot_hop_infer": "hop (IRCoT)", "oner_answer": "answer (OneR)"}
 
 
 @functools.cache

@@ -199,6 +199,8 @@ class SubQuestionPayload(_Strict):
     # the country the model named where the passage names only its people ("Russia" for "Russian"): what a later
     # sub-question is asked about
     said: str = ""
+    # asked for the likeliest answer after "not found": a passage holds it but does not state it (IRCoT's infer_hop)
+    inferred: bool = False
 
 
 class ComparedValue(_Strict):

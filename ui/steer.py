@@ -98,7 +98,8 @@ def step_choices(state: RunState | None) -> list[tuple[str, str]]:
         if isinstance(payload, HopPayload) and payload.sentence:
             steps.append((f"Step {payload.step} ({event.id}): {_short(payload.sentence)}", event.id))
         elif isinstance(payload, SubQuestionPayload) and payload.found is not None:
-            said = payload.answer if payload.found else "not found"
+            said = (f"{payload.answer} (inferred)" if payload.inferred else payload.answer) if payload.found \
+                else "not found"
             steps.append((f"Hop {payload.step} ({event.id}): {_short(f'{payload.question} → {said}')}", event.id))
     return steps
 

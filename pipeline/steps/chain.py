@@ -96,7 +96,8 @@ def _subquestion_lines(step: "StepEvent", state: "RunState") -> list[str]:
     p: SubQuestionPayload = step.payload
     lines = [f"planned: {one_line(p.planned)}"] if p.planned != p.question else []
     if p.found:
-        lines.append(f"answer: {one_line(p.answer)} (passage [{p.source}])")
+        how = "inferred from passage" if p.inferred else "passage"
+        lines.append(f"answer: {one_line(p.answer)} ({how} [{p.source}])")
     elif p.found is False:
         lines.append("answer: not found")
     return lines + ([one_line(p.note)] if p.note else []) + passage_lines(p.passages)
@@ -114,7 +115,8 @@ def _subquestion_card(step: "StepEvent", state: "RunState") -> str:
     p: SubQuestionPayload = step.payload
     out = [f'<div class="rv-muted">planned as: {esc(p.planned)}</div>'] if p.planned != p.question else []
     if p.found:
-        out.append(f'<div class="rv-answer-line">answer: <b>{esc(p.answer)}</b>, from passage [{esc(p.source)}]'
+        how = "inferred from" if p.inferred else "from"
+        out.append(f'<div class="rv-answer-line">answer: <b>{esc(p.answer)}</b>, {how} passage [{esc(p.source)}]'
                    f"</div>{_source_html(p)}")
     elif p.found is False:
         out.append('<div class="rv-answer-line">answer: <b>not found</b></div>')
@@ -127,7 +129,8 @@ def _subquestion_label(step: "StepEvent", state: "RunState") -> list[str]:
     p: SubQuestionPayload = step.payload
     if p.found is None:
         return [f"{p.step}. {p.question}", "searching…"]
-    return [f"{p.step}. {p.question}", f"→ {p.answer} [{p.source}]" if p.found else "→ not found"]
+    inferred = " (inferred)" if p.inferred else ""
+    return [f"{p.step}. {p.question}", f"→ {p.answer} [{p.source}]{inferred}" if p.found else "→ not found"]
 
 
 def _subquestion_details(step: "StepEvent", state: "RunState") -> list[str]:

@@ -11,6 +11,6 @@ METHOD = MethodSpec(
     chosen_because="it chains or compares facts from more than one source",
     settings=IRCoTSettings, structure="chain",
     prompts=("ircot_reason", "oner_answer", "oner_answer_short", "ircot_read", "ircot_read_short", "ircot_plan",
-             "ircot_hop_answer"),
+             "ircot_hop_answer", "ircot_hop_infer"),
     record=chain_record, edits=("edit_step", "drop_passage"), reanswer=reanswer,
 )

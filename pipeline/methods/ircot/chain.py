@@ -91,6 +91,16 @@ class IRCoTSettings(BaseModel):
         "unfit is not found. One more call on such hops (this app's variant, issue 32). Off: on MuSiQue's 27 first-50 "
         "dev items that go hop by hop it fired once and changed no answer (docs/benchmarks.md).",
     )
+    infer_hop: bool = Field(
+        False,
+        description="Hop by hop, when the model finds no passage stating a sub-question's answer, ask it once more "
+        "for the likeliest answer that a retrieved passage holds (\"Who played the little girl in Miracle on 34th "
+        "Street?\" where the passage only lists the cast); the answer is still checked to be in that passage, "
+        "shown as inferred, and the answer warns that it rests on it. One more call on such hops (this app's "
+        "variant, issue 32). Off: on the 13 MuSiQue dev items of the first 50 it changes, F1 +2.4 [-6.8, +11.7] "
+        "(2 better, 1 worse, both gains a wrong county sharing the word \"County\"), EM unchanged; on test's 13, "
+        "+4.7 [-10.0, +24.0] (2 / 3); most inferred bridges are wrong (docs/benchmarks.md).",
+    )
     k: int = Field(4, ge=1, le=10, description="Passages retrieved per query, with the question and after each "
                    "reasoning sentence. The paper tunes K in {2, 4, 6, 8} per dataset (Sec. 4); 4 keeps the "
                    "prompt short enough for the 1.5B model and 2 cores (this app's choice; K = 3 was no faster "

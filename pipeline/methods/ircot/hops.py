@@ -70,6 +70,7 @@ class Hop:
         self.note = ""
         self.unfit = ""  # why the answer the model gave was not used, when it cannot answer the question
         self.said: str | None = None  # the country the model named, when the passage names it by its people
+        self.inferred = False  # the answer was asked for after "not found": no passage states it outright
 
     @property
     def bridge(self) -> str | None:
@@ -231,12 +232,23 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
             cost = llm_cost(result, again)
             read_answer(hop, again.text, checked)
             hop.note = _joined(first, "Asked again:", hop.note or f"\"{hop.answer}\".")
+        elif cfg.infer_hop and hop.answer is None and hop.note == NOT_FOUND_NOTE:
+            ctx.check_cancelled()
+            infer = load_prompt("ircot_hop_infer")
+            again = ctx.llm.chat(infer.messages(question=asked, passages=format_passages(hop.passages)),
+                                 infer.options(ctx.settings.temperature))
+            cost = llm_cost(result, again)
+            read_answer(hop, again.text, checked)
+            hop.inferred = hop.answer is not None
+            hop.note = _joined(NOT_FOUND_NOTE, INFERRED_NOTE if hop.inferred else "Asked for the likeliest answer:",
+                               hop.note)
     else:
         hop.note = "No passage was retrieved for it."
     done = payload.model_copy(update=dict(answer=hop.answer or "", source=hop.source, found=hop.answer is not None,
-                                          passages=passage_refs(hop.passages), note=hop.note, said=hop.said or ""))
-    yield tracer.event(done, f"{title} → {hop.answer}" if hop.answer else f"{title} → not found", id=hop_id,
-                       parent_id=parent, **cost)
+                                          passages=passage_refs(hop.passages), note=hop.note, said=hop.said or "",
+                                          inferred=hop.inferred))
+    said = f"{hop.answer} (inferred)" if hop.inferred else hop.answer or "not found"
+    yield tracer.event(done, f"{title} → {said}", id=hop_id, parent_id=parent, **cost)
     return hop
 
 
@@ -245,10 +257,15 @@ def parse_reply(reply: str, noun: str = "passage") -> tuple[int, str] | str:
     no number, no answer), the number being that of a ``noun``."""
     match = _REPLY.match(reply.strip().splitlines()[0] if reply.strip() else "")
     if not match:
-        return f"The model found no {noun} stating the answer." if "not found" in reply.lower() else \
+        return NOT_FOUND_NOTE.replace("passage", noun) if "not found" in reply.lower() else \
             f"The reply names no {noun}: {reply.strip()[:80]!r}."
     named, answer = int(match.group(1)), match.group(2).strip(" .\"'*")
     return (named, answer) if answer else "The reply gives no answer."
+
+
+NOT_FOUND_NOTE = "The model found no passage stating the answer."
+INFERRED_NOTE = ("Asked for the likeliest answer, it named this one: the passage holds it but does not state it as "
+                 "the answer, so it is inferred and may be wrong.")
 
 
 def is_judgement(answer: str) -> bool:
@@ -426,6 +443,11 @@ def answer_from_hops(ctx: RunContext, tracer: Tracer, question: str, plan: Plan,
     read = evidence + [doc for doc in pool if all(doc is not e for e in evidence)]
     read = read[: max(reader_passages, len(evidence))] if reader_passages else read
     extras = ChainExtras(reader="hops", hops=facts, collected=passage_refs(pool), short_answer=answer)
+    inferred = [f"hop {k}'s, \"{hops[k].answer}\"" for k in sorted(hops) if hops[k].inferred]
+    if inferred:
+        message = (f"An answer the chain used is inferred, not stated by its passage ({', '.join(inferred)}): "
+                   f"the answer below may be wrong.")
+        yield tracer.event(WarningPayload(message=message), "An inferred hop", parent_id=parent)
     if answer is not None and ctx.settings.answer_style == "short":
         step = tracer.new_id("a")
         answer = yield from checked_text(tracer, answer, read, question, step)

@@ -99,7 +99,7 @@ def _hops_before(state: "RunState", step_id: str, answer: str, edit_id: str):
         if isinstance(payload, SubQuestionPayload) and payload.found is not None and payload.step < edited.step:
             hop = Hop(payload.question, _documents(payload.passages))
             hop.answer, hop.source, hop.note = (payload.answer or None), payload.source, payload.note
-            hop.said = payload.said or None
+            hop.said, hop.inferred = payload.said or None, payload.inferred
             hops[payload.step], ids[payload.step] = hop, event.id
         elif isinstance(payload, EditPayload) and payload.action == "edit_step" and event.id != edit_id:
             target = state.steps.get(payload.target)
