@@ -221,7 +221,7 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
         result = ctx.llm.chat(messages, prompt.options(ctx.settings.temperature))
         cost = llm_cost(result)
         checked = given if cfg.ask_again_unfit else None
-        read_answer(hop, result.text, checked)
+        read_answer(hop, result.text, checked, named_only=cfg.named_only)
         if hop.unfit and cfg.ask_again_unfit:
             ctx.check_cancelled()
             first = hop.note
@@ -230,7 +230,7 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
                                                  why=hop.unfit, question=asked)}],
                                  prompt.options(ctx.settings.temperature))
             cost = llm_cost(result, again)
-            read_answer(hop, again.text, checked)
+            read_answer(hop, again.text, checked, named_only=cfg.named_only)
             hop.note = _joined(first, "Asked again:", hop.note or f"\"{hop.answer}\".")
         elif cfg.infer_hop and hop.answer is None and hop.note == NOT_FOUND_NOTE:
             ctx.check_cancelled()
@@ -238,7 +238,7 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
             again = ctx.llm.chat(infer.messages(question=asked, passages=format_passages(hop.passages)),
                                  infer.options(ctx.settings.temperature))
             cost = llm_cost(result, again)
-            read_answer(hop, again.text, checked)
+            read_answer(hop, again.text, checked, named_only=cfg.named_only)
             hop.inferred = hop.answer is not None
             hop.note = _joined(NOT_FOUND_NOTE, INFERRED_NOTE if hop.inferred else "Asked for the likeliest answer:",
                                hop.note)
@@ -273,13 +273,15 @@ def is_judgement(answer: str) -> bool:
     return yes_no(answer) is not None and len(answer.split()) == 1
 
 
-def read_answer(hop: Hop, reply: str, given: tuple[str, ...] | None = None) -> None:
+def read_answer(hop: Hop, reply: str, given: tuple[str, ...] | None = None, *,
+                named_only: bool = False) -> None:
     """Fill ``hop``'s answer and source from the model's reply ("[2] William Clemens" or "not found"), keeping
     the answer only when a retrieved passage holds it: the one named, or else another (said in the note). A
     yes / no is a judgement, not a copy: it is kept with the passage named. An answer that cannot answer the
     question (``unfit``: an earlier answer put into it, ``given``, or not the kind of thing asked for) is not
     used, and ``hop.unfit`` says why; with ``given`` None only the one a "Who is the <relation> of X?" question
-    asks about is refused (``is_subject``)."""
+    asks about is refused (``is_subject``). With ``named_only`` an answer held only by passages other than
+    the one named is not used."""
     hop.answer = hop.source = hop.said = None
     hop.note = hop.unfit = ""
     parsed = parse_reply(reply)
@@ -307,6 +309,9 @@ def read_answer(hop: Hop, reply: str, given: tuple[str, ...] | None = None) -> N
     holders = [n for n, doc in enumerate(hop.passages, 1) if holds(doc, written)]
     if not holders:
         hop.note = f"\"{answer}\" is in no retrieved passage: not used."
+        return
+    if named_only and named not in holders:
+        hop.note = f"\"{answer}\" is not in passage [{named}], which the model named (it is in [{holders[0]}]): not used."
         return
     hop.answer = written
     hop.said = answer if written != answer else None
