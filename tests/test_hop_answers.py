@@ -4,10 +4,11 @@ import json
 
 from benchmarks.hop_answers import held_hops, main
 
-ITEM = {"id": "2hop__1", "question": "Who is the sibling of the actress that played the little girl in Miracle on 34th "
-        "Street?", "answers": ["Lana Wood"],
-        "decomposition": [{"question": "who played the little girl", "answer": "Natalie Wood", "paragraph_support_idx": 0},
-                          {"question": "#1 >> sibling", "answer": "Lana Wood", "paragraph_support_idx": 1}],
+ITEM = {"id": "2hop__1", "answers": ["Lana Wood"],
+        "question": "Who is the sibling of the actress that played the little girl in Miracle on 34th Street?",
+        "decomposition": [
+            {"question": "who played the little girl", "answer": "Natalie Wood", "paragraph_support_idx": 0},
+            {"question": "#1 >> sibling", "answer": "Lana Wood", "paragraph_support_idx": 1}],
         "passages": [{"idx": 0, "title": "Miracle on 34th Street", "text": "It stars Maureen O'Hara and Natalie Wood."},
                      {"idx": 1, "title": "Five Finger Exercise", "text": "Natalie Wood's sister starred in it."}]}
 

@@ -311,7 +311,8 @@ def read_answer(hop: Hop, reply: str, given: tuple[str, ...] | None = None, *,
         hop.note = f"\"{answer}\" is in no retrieved passage: not used."
         return
     if named_only and named not in holders:
-        hop.note = f"\"{answer}\" is not in passage [{named}], which the model named (it is in [{holders[0]}]): not used."
+        hop.note = (f"\"{answer}\" is not in passage [{named}], which the model named (it is in [{holders[0]}]): "
+                    "not used.")
         return
     hop.answer = written
     hop.said = answer if written != answer else None
