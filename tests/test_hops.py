@@ -91,17 +91,16 @@ def test_a_bridge_entity_is_read_checked_against_its_passage_and_put_into_the_ne
     assert subs[0].parent_id == plan.id and subs[1].parent_id == subs[0].id
 
 
-def test_an_answer_only_another_passage_holds_than_the_one_named_is_not_used_and_off_it_is_kept_from_that_one():
+def test_an_answer_only_another_passage_holds_than_the_one_named_is_not_used_by_default_and_off_it_is_kept():
     llm = scripted("1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2",
                    {"Who directed Torchy Blane in Panama?": "[4] William Clemens",
                     "Where was William Clemens born?": "[1] Saginaw, Michigan"})
-    events, retriever = run(llm, "Where was the director of film Torchy Blane In Panama born?", hop_fallback="none",
-                            named_only=True)
+    events, retriever = run(llm, "Where was the director of film Torchy Blane In Panama born?", hop_fallback="none")
     first = done(events, EventKind.SUBQUESTION)[0].payload
     assert not first.found and "not in passage [4], which the model named (it is in [1])" in first.note
     assert len(retriever.queries) == 1  # the chain stops there
 
-    events, _ = run(llm, "Where was the director of film Torchy Blane In Panama born?")  # the default: off
+    events, _ = run(llm, "Where was the director of film Torchy Blane In Panama born?", named_only=False)
     first = done(events, EventKind.SUBQUESTION)[0].payload
     assert first.found and first.source == 1 and "[4]" in first.note
 

