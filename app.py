@@ -143,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             bar = ProgressBar("Ingesting the demo corpus (first start only)")
             runtime.ensure_demo(bar)
             bar.close()
+        runtime.load_embeddings_in_background()  # beside the page's start, before a first question needs it
     except (ModelError, ValueError) as exc:  # CollectionError and AccountError are ValueErrors
         print(f"error: {exc}", file=sys.stderr)
         return 2

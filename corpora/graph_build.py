@@ -23,7 +23,7 @@ import numpy as np
 from langchain_core.documents import Document
 
 from corpora.graph import PASSAGE_KINDS, Edge, NodeInfo, PassageGraph, document_key, page_key
-from corpora.keywords import STOP_WORDS, KeywordModel, passage_text
+from corpora.keywords import KeywordModel, passage_text, stop_words
 
 KNN_K = 10  # nearest neighbours per passage (the paper's k; Supp. 8.2)
 KEYWORD_LINKS = 10  # keyword neighbours kept per passage: those sharing the most IDF weight of salient keywords
@@ -233,7 +233,7 @@ def title_tokens(title: str) -> tuple[str, ...] | None:
     """The words a mention of ``title`` must contain (a trailing qualifier such as "(board game)" dropped), or
     None for a title too common to link on (only stop words, or one word of fewer than four letters)."""
     words = tuple(_POSSESSIVE.sub("", w).lower() for w in _WORDS.findall(_QUALIFIER.sub("", title)))
-    if not words or all(w in STOP_WORDS for w in words) or (len(words) == 1 and len(words[0]) < 4):
+    if not words or all(w in stop_words() for w in words) or (len(words) == 1 and len(words[0]) < 4):
         return None
     return words
 

@@ -17,11 +17,14 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
 from models.lexical import stemmer
+
+if TYPE_CHECKING:
+    from sklearn.feature_extraction.text import TfidfVectorizer
 
 MAX_WORDS = 3  # n-grams of 1-3 words (the paper uses 1-4; 4-grams of noun runs are rare and never shared)
 SALIENT = 10  # keywords kept per passage (the paper keeps 50 and links on any shared one: far denser)
@@ -50,7 +53,15 @@ drove driven fought grew grown rose risen sang sung spoke spoken stole stolen ch
 """.split())
 _LY_NOUNS = frozenset("family assembly supply ally rally reply anomaly monopoly butterfly lily belly jelly "
                       "bully holly melody comedy anthology ceremony colony dynasty".split())
-STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"also", "however", "although", "though", "including", "like", "s"}
+
+
+@functools.lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words and a few more. scikit-learn is imported here, not with the module: it
+    takes about 2 s, and most commands (listing collections, a question to the model alone) never need it."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS) | {"also", "however", "although", "though", "including", "like", "s"}
 
 
 @functools.lru_cache(maxsize=1)
@@ -61,7 +72,7 @@ def _verb_stems() -> frozenset[str]:
 def _content(token: str) -> bool:
     """Whether ``token`` may be part of a noun phrase."""
     lower = token.lower()
-    if len(lower) < 2 or lower in STOP_WORDS or not any(c.isalpha() for c in lower) or lower[0].isdigit():
+    if len(lower) < 2 or lower in stop_words() or not any(c.isalpha() for c in lower) or lower[0].isdigit():
         return False
     if token != lower:  # capitalised: a name, or the start of a sentence; kept
         return True
@@ -128,6 +139,8 @@ class KeywordModel:
     def fit(cls, texts: list[str]) -> "KeywordModel":
         """Fit on ``texts`` (``passage_text`` of every passage). Terms of a single passage link nothing and
         are left out (``min_df=2``)."""
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
         vectorizer = TfidfVectorizer(analyzer=noun_phrases, min_df=2 if len(texts) > 2 else 1,
                                      sublinear_tf=True, dtype=np.float32)
         try:
@@ -138,6 +151,8 @@ class KeywordModel:
 
     @functools.cached_property
     def _vectorizer(self) -> TfidfVectorizer:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
         vectorizer = TfidfVectorizer(analyzer=noun_phrases, vocabulary=self.vocabulary, sublinear_tf=True,
                                      dtype=np.float32)
         vectorizer.idf_ = self.idf

@@ -117,8 +117,9 @@ def _ask(args) -> int:
     runtime = _runtime(args)
     # The embedder (importing torch and transformers: about 4 s) loads in the background while the model loads
     # here, outside the GIL. Not the other way round: loading a model points stdout and stderr at /dev/null
-    # while it runs, which would swallow whatever this thread printed meanwhile.
-    threading.Thread(target=lambda: runtime.embeddings, name="embedder-load", daemon=True).start()
+    # while it runs, which would swallow whatever this thread printed meanwhile. NoR embeds nothing.
+    if args.method != "nor":
+        runtime.load_embeddings_in_background()
     runtime.llm()
     collections = [c for c in args.corpus.split(",") if c] if args.corpus else []
     if DEMO_COLLECTION in collections:
@@ -166,7 +167,7 @@ def _resume(args) -> int:
     Resumption(state, edits)  # checked before the model loads: EditError is a ValueError, exit code 2
     settings = settings_from_args(args, settings_models())
     runtime = _runtime(args)
-    threading.Thread(target=lambda: runtime.embeddings, name="embedder-load", daemon=True).start()
+    runtime.load_embeddings_in_background()
     runtime.llm()
     trace_dir = Path(args.trace_dir) if args.trace_dir else path.parent
     run = RunService.for_runtime(runtime, trace_dir=trace_dir).resume(state, edits, settings=settings)

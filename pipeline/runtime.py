@@ -18,6 +18,7 @@ from corpora.store import CollectionStore
 from models.cancel import wait_cancellable
 from models.catalog import ModelCatalog, ModelOption, default_models_dir
 from models.embeddings import SentenceEmbeddings
+from models.errors import ModelError
 from models.llm import ChatModel
 from models.loading import load_chat_model
 from models.rerankers import RankFusionReranker
@@ -117,6 +118,19 @@ class Runtime:
             if self._embeddings is None:
                 self._embeddings = SentenceEmbeddings()
             return self._embeddings
+
+    def load_embeddings_in_background(self) -> threading.Thread:
+        """Start loading the embedder's model (torch and transformers: about 4-6 s) in a thread of its own, so it is
+        ready by the first question; a load that fails is reported by the first embedding instead."""
+        def load() -> None:
+            try:
+                self.embeddings.load()
+            except ModelError:
+                pass
+
+        thread = threading.Thread(target=load, name="embedder-load", daemon=True)
+        thread.start()
+        return thread
 
     @property
     def store(self) -> CollectionStore:

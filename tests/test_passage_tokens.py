@@ -137,7 +137,7 @@ def test_a_passage_at_the_bound_is_read_whole_by_the_embedder_and_one_token_more
     for size in (MAX_PASSAGE_TOKENS, MAX_PASSAGE_TOKENS + 1):
         prefix = text[:offsets[size - 1][1]]  # ends where its last word piece ends
         ids = tokenizer.encode(prefix, add_special_tokens=False).ids
-        read = embeddings._model.tokenize([prefix])["input_ids"][0].tolist()
+        read = embeddings.model.tokenize([prefix])["input_ids"][0].tolist()
         assert len(ids) == passage_tokens.count_tokens(prefix) == size
         assert (read[1:-1] == ids) == (size <= MAX_PASSAGE_TOKENS)  # between [CLS] and [SEP]
         assert len(read) == MAX_PASSAGE_TOKENS + 2
