@@ -105,7 +105,7 @@ class IRCoTSettings(BaseModel):
         True,
         description="Hop by hop, use a sub-question's answer only when the passage the model named holds it; an "
         "answer that only another retrieved passage holds (the model named [1], the phrase is in [2]) is not found "
-        "(this app's variant, issue 32). On by default since stop 61, chosen on dev: on the hop items of the first "
+        "(this app's variant, issue 32). The default since 2026-11-29, chosen on dev: on the hop items of the first "
         "50 dev items it changed 3 of MuSiQue's (+33.3 F1, 1 better, 0 worse), 1 of 2Wiki's and 1 of HotpotQA's (no "
         "F1 change); reported once on MuSiQue test (docs/benchmarks.md).",
     )
