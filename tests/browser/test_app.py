@@ -233,7 +233,8 @@ def test_two_sessions_asking_at_once_each_get_their_own_answer(chromium, serve):
         waiting = "#chat .notice-wait:has-text('1 question ahead of yours')"
         deadline = time.monotonic() + 10
         while not any(page.locator(waiting).count() for page in pages):
-            assert time.monotonic() < deadline, "neither page showed its place in the line within 10 s"
+            assert time.monotonic() < deadline, ("neither page showed its place in the line within 10 s: "
+                                                 + " | ".join(page.inner_text("#chat")[-200:] for page in pages))
             pages[0].wait_for_timeout(50)
         for page in pages:
             wait_done(page)
