@@ -148,7 +148,8 @@ def test_enter_sends_the_question_and_shift_enter_adds_a_line(page, serve):
 
 def test_an_empty_or_early_question_gets_a_notice_and_changes_nothing(page, serve):
     def reply(messages, options):
-        return "A slow answer " + "and more " * 25 if "slowly" in messages[-1]["content"] else "A quick answer."
+        # Long enough (about 6 s) that the second question surely comes while it streams, on a slow machine too.
+        return "A slow answer " + "and more " * 150 if "slowly" in messages[-1]["content"] else "A quick answer."
 
     llm = ScriptedLLM(reply, delay=0.04)
     open_app(page, serve(llm))
