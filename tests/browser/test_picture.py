@@ -181,7 +181,7 @@ def test_an_example_question_is_asked_with_its_method_on_a_click(page, serve):
     script = tree_script(delay=0.0)
     open_app(page, serve(script.llm))
     first = page.locator("#examples tbody tr").first
-    expect(first.locator("td").first).to_have_text(re.compile(r"\w"))  # the row is drawn before its text
+    expect(first.locator("td").first).to_have_text(re.compile(r"\w"), timeout=15_000)  # drawn before its text
     question = first.locator("td").first.inner_text().strip()
     first.click()
     page.wait_for_selector(f"#chat .user-row:has-text({json.dumps(question[:30])})")
