@@ -91,18 +91,20 @@ def test_a_bridge_entity_is_read_checked_against_its_passage_and_put_into_the_ne
     assert subs[0].parent_id == plan.id and subs[1].parent_id == subs[0].id
 
 
-def test_an_answer_only_another_passage_holds_than_the_one_named_is_not_used_by_default_and_off_it_is_kept():
+def test_an_answer_only_another_passage_holds_than_the_one_named_is_kept_by_default_and_refused_with_named_only():
     llm = scripted("1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2",
                    {"Who directed Torchy Blane in Panama?": "[4] William Clemens",
                     "Where was William Clemens born?": "[1] Saginaw, Michigan"})
-    events, retriever = run(llm, "Where was the director of film Torchy Blane In Panama born?", hop_fallback="none")
+    events, retriever = run(llm, "Where was the director of film Torchy Blane In Panama born?")
+    first = done(events, EventKind.SUBQUESTION)[0].payload
+    assert first.found and first.source == 1 and "The model named passage [4]; the answer is in [1]." in first.note
+    assert len(retriever.queries) == 2  # William Clemens is put into the next hop
+
+    events, retriever = run(llm, "Where was the director of film Torchy Blane In Panama born?", hop_fallback="none",
+                            named_only=True)
     first = done(events, EventKind.SUBQUESTION)[0].payload
     assert not first.found and "not in passage [4], which the model named (it is in [1])" in first.note
     assert len(retriever.queries) == 1  # the chain stops there
-
-    events, _ = run(llm, "Where was the director of film Torchy Blane In Panama born?", named_only=False)
-    first = done(events, EventKind.SUBQUESTION)[0].payload
-    assert first.found and first.source == 1 and "[4]" in first.note
 
 
 def test_a_bridge_entity_in_no_passage_ends_the_chain_with_not_found_instead_of_a_guess():

@@ -102,12 +102,13 @@ class IRCoTSettings(BaseModel):
         "+4.7 [-10.0, +24.0] (2 / 3); most inferred bridges are wrong (docs/benchmarks.md).",
     )
     named_only: bool = Field(
-        True,
+        False,
         description="Hop by hop, use a sub-question's answer only when the passage the model named holds it; an "
         "answer that only another retrieved passage holds (the model named [1], the phrase is in [2]) is not found "
-        "(this app's variant, issue 32). The default since 2026-11-29, chosen on dev: on the hop items of the first "
-        "50 dev items it changed 3 of MuSiQue's (+33.3 F1, 1 better, 0 worse), 1 of 2Wiki's and 1 of HotpotQA's (no "
-        "F1 change); reported once on MuSiQue test (docs/benchmarks.md).",
+        "(this app's variant, issue 32). Off: the default on 2026-11-29 after 3 MuSiQue dev items of the first 50 "
+        "(+33.3 F1, 1 better), it was checked on dev items 51-100, where it refused 8 answers, 5 of them right for "
+        "the sub-question asked: off there, F1 +42.5 [+12.5, +75.0] (4 better, 0 worse); on the 11 dev items it "
+        "fires on, off is better on 4 and worse on 1 (docs/benchmarks.md).",
     )
     k: int = Field(4, ge=1, le=10, description="Passages retrieved per query, with the question and after each "
                    "reasoning sentence. The paper tunes K in {2, 4, 6, 8} per dataset (Sec. 4); 4 keeps the "
