@@ -801,3 +801,53 @@ def test_an_inferred_hop_says_so_in_the_trace_the_card_and_the_picture():
     assert "inferred from passage [1]" in _subquestion_card(first, state)
     assert _subquestion_label(first, state)[1].endswith("(inferred)")
     assert "inferred" not in _subquestion_label(second, state)[1]
+
+
+@pytest.mark.parametrize("question, written, plan", [
+    ("Who married the publisher of abolitionist newspaper The North Star?",
+     ("Who married the publisher of The North Star?", "Who was the publisher of #1?"),
+     ("Who was the publisher of abolitionist newspaper The North Star?", "Who married #1?")),
+    ("Where was Osbert Sitwell's sibling educated?",
+     ("Where was Osbert Sitwell's sibling educated?", "What is the sibling of #1?"),
+     ("What is the sibling of Osbert Sitwell?", "Where was #1 educated?")),
+    ("Who was married to the creator of Ruby Loftus Screwing a Breech Ring?",
+     ("Who was married to the creator of Ruby Loftus Screwing a Breech Ring?",
+      "Who was the creator of Ruby Loftus Screwing a Breech Ring?"),
+     ("Who was the creator of Ruby Loftus Screwing a Breech Ring?", "Who was married to #1?")),
+    # what the question asks the relation of holds another relation; what is left asks nothing new; no relation
+    # noun asked later; a later sub-question about something else than the question names
+    ("Who is the CEO of FleetBoston Financial's purchaser?",
+     ("Who is the CEO of FleetBoston Financial's purchaser?", "Who is the CEO of FleetBoston Financial #1?"), None),
+    ("Who is the director of Titanic?", ("Who is the director of Titanic?", "Who is the director of #1?"), None),
+    ("Who did the spouse of Hagar marry after the death of Sarah?",
+     ("Who did the spouse of Hagar marry?", "Who did Sarah marry after the death of #1?"), None),
+    ("Who plays Marty's girlfriend in Back to the Future?",
+     ("Who plays Marty's girlfriend in Back to the Future?", "Who plays #1 in Back to the Future?"), None),
+    ("Who was married to the star of No Escape?",
+     ("Who was married to the star of No Escape?", "Who was the star of Titanic?"), None),
+])
+def test_a_plan_written_outer_relation_first_is_put_in_order(question, written, plan):
+    from pipeline.methods.ircot.plan import Plan, reordered_plan
+
+    got = reordered_plan(Plan(written, answer=2), question)
+    assert (got.questions if got else None) == plan
+    if got:
+        assert got.answer == 2 and "asked first" in got.note
+
+
+def test_a_reversed_plan_that_still_restates_when_asked_again_is_put_in_order():
+    """Asked again, the model writes the same reversed plan: its inner relation is asked first (the default); with
+    ``reorder_plan`` off the plan is kept as written, saying so."""
+    question = "Who married the director of Torchy Blane in Panama?"
+    reversed_plan = f"1. {question}\n2. Who was the director of #1?\nAnswer: #2"
+    events, _ = run(replanned(reversed_plan, reversed_plan), question)
+    plan = done(events, EventKind.PLAN)[0]
+    assert plan.payload.questions == ["Who was the director of Torchy Blane in Panama?", "Who married #1?"]
+    assert plan.llm_calls == 2 and "whole question" in plan.payload.note and "asked first" in plan.payload.note
+    asked = [h.payload.question for h in done(events, EventKind.SUBQUESTION)]
+    assert asked[0] == "Who was the director of Torchy Blane in Panama?"
+
+    events, _ = run(replanned(reversed_plan, reversed_plan), question, reorder_plan=False)
+    plan = done(events, EventKind.PLAN)[0]
+    assert plan.payload.questions == [question, "Who was the director of #1?"]
+    assert "no better one" in plan.payload.note

@@ -30,7 +30,8 @@ from pipeline.countries import people_of
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.methods.ircot.compare import Outcome, compare, yes_no
 from pipeline.methods.ircot.plan import (Plan, PlanError, about, chain_plan, clause_plan, kin_plan, misfit,
-                                         option_of, options, plan_for, refs_of, restates, substitute)
+                                         option_of, options, plan_for, refs_of, reordered_plan, restates,
+                                         substitute)
 from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, ComparePayload, PassageRef,
                                PlanPayload, QAPair, SubQuestionPayload, WarningPayload, passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
@@ -88,13 +89,15 @@ class Hop:
 
 
 def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool = False,
-               clause: bool = False, chain: bool = False) -> tuple[Plan | None, str, dict]:
+               clause: bool = False, chain: bool = False, reorder: bool = False) -> tuple[Plan | None, str, dict]:
     """The plan the model writes for ``question`` (``ircot_plan``, under its grammar): the plan and the call's
     cost, or None and why it cannot be followed (what is done ``instead``, and what the model wrote). A plan whose
     first sub-question restates the question (``restates``) is replaced, with ``clause``, by the plan the wording
     of a question with one relative clause gives (``clause_plan``), or, with ``chain``, by that of a chain of
     relations (``chain_plan``, also used for a plan that cannot be followed); else, with ``ask_again``, asked for
-    once more, the model told so, and the new plan used when it does not restate."""
+    once more, the model told so, and the new plan used when it does not restate; one that still restates is, with
+    ``reorder``, put in order when a later sub-question asks for the relation inside the question
+    (``reordered_plan``)."""
     fixed = kin_plan(question)
     if fixed is not None:  # no model call: the wording says it all
         return fixed, "", {}
@@ -125,6 +128,11 @@ def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool 
     except PlanError:
         second = None
     if second is None or restates(second, question) or not about(second, question):
+        ordered = next((fixed for written in (plan, second) if reorder and written is not None
+                        and (fixed := reordered_plan(written, question)) is not None), None)
+        if ordered is not None:
+            return replace(ordered, note=_joined(RESTATED_WORDED.format(plan.questions[0]), ordered.note)), "", \
+                llm_cost(result, again)
         return replace(plan, note=_joined(plan.note, RESTATED_KEPT)), "", llm_cost(result, again)
     return replace(second, note=_joined(second.note, RESTATED_NOTE.format(plan.questions[0]))), "", \
         llm_cost(result, again)
@@ -151,7 +159,7 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
     yield tracer.event(PlanPayload(note=why), "Plan", id=plan_id, status=Status.RUNNING)
     plan, error, cost = write_plan(question, ctx, "reasoning one sentence at a time instead.",
                                    ask_again=cfg.ask_again_restated, clause=cfg.clause_plan,
-                                   chain=cfg.chain_plan)
+                                   chain=cfg.chain_plan, reorder=cfg.reorder_plan)
     if plan is None:
         yield tracer.event(PlanPayload(error=error, note=why), "Plan: unusable", id=plan_id, **cost)
         yield from run_sentences(question, ctx, tracer, cfg)

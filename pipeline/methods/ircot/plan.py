@@ -297,6 +297,55 @@ def _innermost(text: str) -> tuple[str | None, tuple[int, int]]:
     return None, (0, 0)
 
 
+_RELATION_NOUNS = rf"(?:{_RELATIONS}|{'|'.join(sorted(_PERSON_HEADS))})"
+_ASKS_RELATION = re.compile(rf"\bthe\s+({_RELATION_NOUNS})\s+of\s+(#\d+|[^?]+?)\s*\?*\s*$", re.I)
+_CAPITALISED = re.compile(r"(?-i:[A-Z0-9][\w&.-]*(?:\s+(?:(?:of|the|de|von|van|la|le)\s+)*[A-Z0-9][\w&.-]*)*)")
+
+
+def reordered_plan(plan: Plan, question: str) -> Plan | None:
+    """The plan put in order when the model wrote it outer relation first, or None: it begins with the whole
+    question ("Who married the publisher of The North Star?") and a later sub-question asks for the relation
+    inside it ("Who was the publisher of #1?"). That sub-question is asked first, of what the question names
+    ("Who was the publisher of The North Star?"), then the question with its phrase replaced by the answer ("Who
+    married #1?"). The phrase is "the R of X" running to the question's end or "X's R" (X a capitalised name)."""
+    for later in plan.questions[1:]:
+        asked = _ASKS_RELATION.search(later)
+        if asked is None:
+            continue
+        relation = asked.group(1)
+        found = _relation_phrase(question, relation)
+        if found is None:
+            continue
+        name, (start, end) = found
+        if not asked.group(2).startswith("#") and asked.group(2).casefold() not in name.casefold():
+            continue
+        rest = f"{question[:start]}#1{question[end:]}".strip().rstrip("?").strip() + "?"
+        if _ENDS_AUXILIARY.search(rest) or len(_WORD.findall(_REF.sub("", rest))) < 2:
+            continue
+        first = f"{later[:asked.start(2)]}{name}?"
+        return Plan((first, rest), answer=2,
+                    note=f"The model asked for “the {relation.lower()} of …” after the whole question; it is asked "
+                         "first, of what the question names.")
+    return None
+
+
+def _relation_phrase(question: str, relation: str) -> tuple[str, tuple[int, int]] | None:
+    """What ``question`` asks the relation of, and the span of the phrase naming it: "the R of X" up to the
+    question's end, or "X's R" with X a capitalised name; None when X holds another relation or a clause."""
+    text = question.rstrip().rstrip("?").rstrip()
+    of = re.search(rf"\bthe\s+{re.escape(relation)}\s+of\s+([^?]+?)$", text, re.I)
+    if of is not None:
+        name, span = of.group(1).strip(), (of.start(), len(text))
+    else:
+        possessive = re.search(rf"(?:^|\s)({_CAPITALISED.pattern})['’]s\s+{re.escape(relation)}\b", text, re.I)
+        if possessive is None:
+            return None
+        name, span = possessive.group(1), (possessive.start(1), possessive.end())
+    if _INNER.search(name) or re.search(r"['’]s\b", name) or len(name.split()) > 12:
+        return None
+    return name, span
+
+
 def _a_name(text: str) -> bool:
     return not _INNER.search(text) and not _NOT_NAME_END.search(text)
 
