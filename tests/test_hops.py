@@ -825,6 +825,9 @@ def test_an_inferred_hop_says_so_in_the_trace_the_card_and_the_picture():
      ("Who plays Marty's girlfriend in Back to the Future?", "Who plays #1 in Back to the Future?"), None),
     ("Who was married to the star of No Escape?",
      ("Who was married to the star of No Escape?", "Who was the star of Titanic?"), None),
+    # long runs of capitalised words (the longest question taken is 2,000 characters) are no name, and quick
+    ("A " * 999 + "?", ("A " * 999 + "?", "What is the sibling of #1?"), None),
+    ("Ab " * 660 + "Ab's sibling?", ("Ab " * 660 + "Ab's sibling?", "What is the sibling of #1?"), None),
 ])
 def test_a_plan_written_outer_relation_first_is_put_in_order(question, written, plan):
     from pipeline.methods.ircot.plan import Plan, reordered_plan

@@ -299,6 +299,7 @@ def _innermost(text: str) -> tuple[str | None, tuple[int, int]]:
 
 _RELATION_NOUNS = rf"(?:{_RELATIONS}|{'|'.join(sorted(_PERSON_HEADS))})"
 _ASKS_RELATION = re.compile(rf"\bthe\s+({_RELATION_NOUNS})\s+of\s+(#\d+|[^?]+?)\s*\?*\s*$", re.I)
+_NAME_CHARS = 120
 _CAPITALISED = re.compile(r"(?-i:[A-Z0-9][\w&.-]*(?:\s+(?:(?:of|the|de|von|van|la|le)\s+)*[A-Z0-9][\w&.-]*)*)")
 
 
@@ -337,10 +338,17 @@ def _relation_phrase(question: str, relation: str) -> tuple[str, tuple[int, int]
     if of is not None:
         name, span = of.group(1).strip(), (of.start(), len(text))
     else:
-        possessive = re.search(rf"(?:^|\s)({_CAPITALISED.pattern})['’]s\s+{re.escape(relation)}\b", text, re.I)
+        possessive = re.search(rf"['’]s\s+{re.escape(relation)}\b", text, re.I)
         if possessive is None:
             return None
-        name, span = possessive.group(1), (possessive.start(1), possessive.end())
+        # the name is looked for in the few words before "'s" only: a search over the whole of a long run of
+        # capitalised words would take time growing with the square of its length
+        before = text[max(0, possessive.start() - _NAME_CHARS):possessive.start()]
+        named = re.search(rf"(?:^|\s)({_CAPITALISED.pattern})$", before)
+        if named is None:
+            return None
+        name = named.group(1)
+        span = (possessive.start() - len(before) + named.start(1), possessive.end())
     if _INNER.search(name) or re.search(r"['’]s\b", name) or len(name.split()) > 12:
         return None
     return name, span
