@@ -128,8 +128,9 @@ def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool 
     except PlanError:
         second = None
     if second is None or restates(second, question) or not about(second, question):
-        ordered = next((fixed for written in (plan, second) if reorder and written is not None
-                        and (fixed := reordered_plan(written, question)) is not None), None)
+        ordered = reordered_plan(plan, question) if reorder else None
+        if ordered is None and reorder and second is not None:
+            ordered = reordered_plan(second, question)
         if ordered is not None:
             return replace(ordered, note=_joined(RESTATED_WORDED.format(plan.questions[0]), ordered.note)), "", \
                 llm_cost(result, again)
