@@ -854,3 +854,13 @@ def test_a_reversed_plan_that_still_restates_when_asked_again_is_put_in_order():
     plan = done(events, EventKind.PLAN)[0]
     assert plan.payload.questions == [question, "Who was the director of #1?"]
     assert "no better one" in plan.payload.note
+
+
+def test_a_reversed_plan_is_put_in_order_when_the_second_plan_is_unreadable():
+    """Asked again, the model replies in no plan's format: the first plan, reversed, is still put in order."""
+    question = "Who married the director of Torchy Blane in Panama?"
+    reversed_plan = f"1. {question}\n2. Who was the director of #1?\nAnswer: #2"
+    events, _ = run(replanned(reversed_plan, "I cannot split this question <!-- -->"), question)
+    plan = done(events, EventKind.PLAN)[0]
+    assert plan.payload.questions == ["Who was the director of Torchy Blane in Panama?", "Who married #1?"]
+    assert plan.llm_calls == 2 and "asked first" in plan.payload.note
