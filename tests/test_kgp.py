@@ -25,8 +25,9 @@ from pipeline.events import EventKind, Status
 from pipeline.evaluation.data import EvalItem
 from pipeline.fold import RunState
 from pipeline.methods.kgp.bridges import bridge, names_in
-from pipeline.methods.kgp.walk import KGPSettings, clean_evidence, reader_passages, recorded_visits, walk_scores
-from pipeline.payloads import EvidencePayload, PassageRef, VisitPayload
+from pipeline.methods.kgp.walk import (KGPSettings, clean_evidence, reader_passages, recorded_visits, walk_record,
+                                       walk_scores)
+from pipeline.payloads import EvidencePayload, PassageRef, SubQuestionPayload, VisitPayload
 from pipeline.retrieval import HybridRetriever, PoolRetriever, Retrieved
 from pipeline.methods.kgp.structure_nodes import StructureAsk, named_sources, structure_ask
 from pipeline.trace import markdown_report
@@ -470,6 +471,94 @@ def test_the_hops_reader_reads_the_neighbour_reached_through_a_bridge_beside_the
                      reranker=FixedReranker(RELEVANCE))
     assert [v.doc.id for v in reader_passages(ctx, KGPSettings(reader_order="hops"), state.question, visits)] == \
         ["s2", "b1", "a3"]
+
+
+FILM_DOCS = {d.id: d for d in [
+    passage("f1", "Torchy Blane in Panama is a 1938 American film directed by William Clemens.",
+            "Torchy Blane in Panama"),
+    passage("x1", "Panama is a country in Central America.", "Panama"),
+    passage("p1", "William Clemens (1905-1980) was an American film director born in Saginaw, Michigan.",
+            "William Clemens"),
+    passage("p2", "William Keighley was an American stage actor and film director.", "William Keighley"),
+]}
+FILM_QUESTION = "Where was the director of film Torchy Blane in Panama born?"
+FILM_PLAN = "1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2"
+
+
+def film_walk(plan=FILM_PLAN, hops=("[1] William Clemens", "[1] Saginaw, Michigan"), reader="Panama [1].",
+              **kgp):
+    """A walk from the film's passage to its director's, then the reader: hop by hop (``hop_read``) or not. The
+    scripted model writes ``plan``, answers the sub-questions with ``hops`` in turn and reads with ``reader``."""
+    graph = PassageGraph()
+    for key, d in FILM_DOCS.items():
+        graph.add_node(NodeInfo(key=key, kind="passage", source="t.txt", title=d.metadata["title"]))
+    graph.link("f1", "p1", Edge.KNN)
+    graph.link("f1", "p2", Edge.KNN)
+    collection = FakeCollection("walk", FILM_DOCS, graph)
+    answers = list(hops)
+
+    def reply(messages, options):
+        system = messages[0]["content"]
+        if system.startswith("You plan"):
+            return "the birthplace of William Clemens"
+        if system.startswith("You split a question"):
+            return plan
+        if system.startswith("You answer one simple question"):
+            return answers.pop(0)
+        return reader
+    llm = ScriptedLLM(reply)
+    settings = settings_with(top_k=2, answer_style="short", min_support=0, kgp=kgp)
+    ctx = RunContext(llm=llm, retriever=SeedRetriever([collection], ["f1", "x1"]), settings=settings,
+                     reranker=FixedReranker(["x1", "f1", "p1", "p2"]))
+    ctx.retriever.retrieve = lambda query, k: Retrieved(passages=[FILM_DOCS["f1"], FILM_DOCS["x1"]][:k])
+    events = run_events("kgp", FILM_QUESTION, ctx)
+    return RunState.of(events), [e.payload.message for e in events if e.kind == EventKind.WARNING]
+
+
+def kinds_of(state):
+    return [s.kind for s in state.steps.values()]
+
+
+def test_a_bridge_question_is_read_hop_by_hop_from_the_walked_passages():
+    state, _ = film_walk(hop_read="off")
+    assert state.answer.answer.startswith("Panama") and EventKind.PLAN not in kinds_of(state)  # one read stops at the bridge
+
+    state, warnings = film_walk(hop_read="auto")
+    assert not state.errors() and not warnings and state.answer.answer == "Saginaw, Michigan"
+    walk_root = next(s for s in state.steps.values() if s.kind == EventKind.WALK)
+    plan = next(s for s in state.steps.values() if s.kind == EventKind.PLAN)
+    assert plan.parent_id == walk_root.id and "Read hop by hop" in plan.payload.note
+    hops = [s.payload for s in state.steps.values() if s.kind == EventKind.SUBQUESTION]
+    assert [(h.question, h.answer) for h in hops] == [("Who directed Torchy Blane in Panama?", "William Clemens"),
+                                                      ("Where was William Clemens born?", "Saginaw, Michigan")]
+    # Each sub-question is answered from the walked passages only: p1 was reached by the walk, not retrieved.
+    walked = {v.node for v in state.payloads(VisitPayload)}
+    assert walked == {"f1", "x1", "p1", "p2"}
+    assert all({p.id for p in h.passages} <= walked for h in hops)
+    assert hops[1].passages[hops[1].source - 1].id == "p1"
+    assert [p.id for p in state.answer.passages] == ["f1", "p1"] and state.answer.citations == [2]
+    record = walk_record(state)
+    assert record["hop_answer"] and [h["answer"] for h in record["hops"]] == ["William Clemens", "Saginaw, Michigan"]
+    assert "Hop 2: Where was William Clemens born?" in render(state)
+    assert "Where was William Clemens born?" in markdown_report(state)
+
+
+def test_a_hop_with_no_answer_in_the_walk_leaves_the_answer_to_the_reader():
+    off, _ = film_walk(hop_read="off")
+    state, warnings = film_walk(hop_read="auto", hops=("[1] William Clemens", "not found"))
+    assert any("No passage answers \"Where was William Clemens born?\"" in w and "read at once" in w
+               for w in warnings)
+    assert state.answer.answer.startswith("Panama")  # what the walk's reader says without the hops
+    assert [p.id for p in state.answer.passages] == [p.id for p in off.answer.passages]
+    # An answer that no walked passage holds is no bridge: the reader answers, and never from a guessed entity.
+    state, _ = film_walk(hop_read="auto", hops=("[1] Michael Curtiz", "[1] Budapest"))
+    assert state.answer.answer.startswith("Panama")
+    assert [h.answer for h in state.payloads(SubQuestionPayload)] == [""]
+    assert walk_record(state)["hop_answer"] is False
+    # A plan that cannot be followed: the reader again, the plan step saying why.
+    state, _ = film_walk(hop_read="auto", plan="no plan at all")
+    plan = next(s.payload for s in state.steps.values() if s.kind == EventKind.PLAN)
+    assert plan.error and "read at once instead" in plan.error and state.answer.answer.startswith("Panama")
 
 
 def test_a_name_the_question_has_or_one_passage_lacks_is_no_bridge():

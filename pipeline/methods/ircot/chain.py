@@ -370,11 +370,18 @@ def _conclude(ctx: RunContext, cfg: IRCoTSettings, tracer: Tracer, prompt, quest
 
 def chain_record(state: "RunState") -> dict:
     """What the evaluation keeps of a chain: its sentences, or its plan and hops."""
-    from pipeline.payloads import ComparePayload, PlanPayload, SubQuestionPayload
-
     record: dict = {}
     if (chain := [hop.sentence for hop in state.payloads(HopPayload)]):
         record["chain"] = chain
+    return {**record, **hop_record(state)}
+
+
+def hop_record(state: "RunState") -> dict:
+    """What the evaluation keeps of a run's hops (IRCoT's, or KGP's reading of its walk): the plan, each hop's
+    answer and source, and the comparison computed."""
+    from pipeline.payloads import ComparePayload, PlanPayload, SubQuestionPayload
+
+    record: dict = {}
     for plan in state.payloads(PlanPayload):
         record["plan"] = plan.error or [*plan.questions, plan.final]
     if (hops := state.payloads(SubQuestionPayload)):

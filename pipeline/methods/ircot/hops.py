@@ -175,6 +175,15 @@ def continue_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSet
     """The hops of ``plan`` after those done (``hops`` and their step ``ids`` by number, the passages ``pool`` they
     collected), then the comparison and the answer. A run resumed with a hop answered by a person
     (``pipeline.resume``) continues here with that hop among those done."""
+    missing = yield from ask_hops(ctx, tracer, cfg, plan, plan_id, hops, ids, pool)
+    yield from conclude_hops(ctx, tracer, cfg, question, plan, hops, ids, pool, missing)
+
+
+def ask_hops(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", plan: Plan, plan_id: str,
+             hops: dict[int, Hop], ids: dict[int, str], pool: list[Document]):
+    """Ask the sub-questions of ``plan`` not yet in ``hops``, each with its own retrieval (``ctx.retrieve``), an
+    earlier answer put into a later sub-question, until one finds no answer; fills ``hops``, their step ``ids``
+    and the passages ``pool``. Yields the hops' events and returns why the chain stops short, or None."""
     missing: str | None = None
     if any(hop.answer is None for hop in hops.values()):
         missing = f"No passage answers \"{hops[max(hops)].question}\"."
@@ -191,7 +200,13 @@ def continue_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSet
         pool += deduplicate(hop.passages, against=pool)
         if hop.answer is None:
             missing = f"No passage answers \"{hop.question}\"."
+    return missing
 
+
+def conclude_hops(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", question: str, plan: Plan,
+                  hops: dict[int, Hop], ids: dict[int, str], pool: list[Document],
+                  missing: str | None) -> Iterator[StepEvent]:
+    """The comparison step (when the plan compares) and the answer, from the hops asked."""
     comparison, answer, missing = conclusion(question, plan, hops, missing)
     last = ids[max(hops)]
     if comparison is not None:
