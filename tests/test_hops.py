@@ -234,6 +234,9 @@ def test_a_bridge_comparison_maps_each_value_back_to_the_choice_it_is_about():
                       "4. When did #2 die?\nCompare: earlier #3 #4")
     choices = options("Which film has the director died earlier, Hidden Power or Hiawanda's Cross?")
     assert choices == ["Hidden Power", "Hiawanda's Cross"]
+    # An article is not part of a choice; a title's "The" is ("The Lady", not "Lady").
+    assert options("Which came first, the chicken or the egg?") == ["chicken", "egg"]
+    assert options("Which magazine was published first, Woman's Day or The Lady?") == ["Woman's Day", "The Lady"]
     assert [option_of(plan, ref, choices) for ref in (3, 4)] == ["Hidden Power", "Hiawanda's Cross"]
 
 

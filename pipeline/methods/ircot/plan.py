@@ -26,7 +26,8 @@ _STEP = re.compile(r"^\s*(\d+)[.)]\s*(.+?)\s*$")
 _ANSWER = re.compile(r"^\s*answer\s*:\s*#(\d+)\s*$", re.IGNORECASE)
 _COMPARE = re.compile(r"^\s*compare\s*:\s*(\w+)\s+#(\d+)\s*,?\s*#(\d+)\s*$", re.IGNORECASE)
 _REF = re.compile(r"#(\d+)")
-_OPTIONS = re.compile(r"[,:]\s*(?:the\s+)?(.+?),?\s+or\s+(?:the\s+)?(.+?)\s*\?*\s*$", re.IGNORECASE)
+# A lower-case "the" is an article ("the chicken or the egg"); a capital one is part of a title ("The Lady").
+_OPTIONS = re.compile(r"[,:]\s*(?:(?-i:the)\s+)?(.+?),?\s+or\s+(?:(?-i:the)\s+)?(.+?)\s*\?*\s*$", re.IGNORECASE)
 
 
 class PlanError(ValueError):
