@@ -13,6 +13,7 @@ exactly as it would have without the hops.
 from __future__ import annotations
 
 from dataclasses import replace
+
 from langchain_core.documents import Document
 
 from pipeline.context import RunContext
@@ -58,4 +59,3 @@ def read_hops(ctx: RunContext, tracer: Tracer, question: str, walked: list[Docum
                                 fallback="read", reader_passages=cfg.reader_passages, noun="walked passages",
                                 who="walk", support=walked)
     return True
-

@@ -7,8 +7,8 @@ line from the question and the path's passages), the unvisited neighbours of the
 keyword, knn, title and page edges; ``corpora.graph``) are ranked by similarity to that line and the best are
 visited, until the budget of visited passages or the depth is reached. The reader then answers from as many
 passages as OneR reads (``top_k``): the visited passages that best match the question, each followed by the
-neighbour reached from it through a bridge entity (``reader_order``). With ``hop_read`` a question that reaches
-one thing through another is read hop by hop from the walked passages first (``hop_read``).
+neighbour reached from it through a bridge entity (``reader_order``). A question that reaches one thing through
+another or compares two is first read hop by hop from the walked passages (``hop_read``).
 Questions about a table or a page are answered from that node.
 
 Events: a ``walk`` root; a ``visit`` per node reached (seeds are children of the root; a neighbour is the child
