@@ -1,6 +1,6 @@
 """KGP with its walk read hop by hop against one read, on the same walks, without running every item twice.
 
-    python -m benchmarks.kgp_hop_read AUTO.json OFF_HOP_ITEMS.json TRACES_DIR --out OFF.json
+    python -m benchmarks.kgp_hop_read AUTO.json OFF_HOP_ITEMS.json [--traces TRACES_DIR] --out OFF.json
     python -m benchmarks.compare_results OFF.json AUTO.json --method kgp
 
 AUTO.json is a ``pipeline.evaluate`` run with ``--kgp-hop-read auto`` (and ``--trace-dir TRACES_DIR``);
@@ -9,7 +9,8 @@ OFF_HOP_ITEMS.json a run with ``--kgp-hop-read off`` on only the items whose hop
 walk, then KGP's reader exactly as ``off`` runs it. OFF.json is the ``off`` results of every item of AUTO.json put
 together from the two: the off run's items where the hops answered (their walks must equal the auto run's, which
 is checked and printed), elsewhere the auto run's items less their plan and hops, the cost of those steps (from the
-traces) taken off their seconds, calls and tokens. Nothing is run; no model is loaded.
+traces) taken off their seconds, calls and tokens; without the traces those items' costs are not recorded.
+Nothing is run; no model is loaded.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def walk_of(item: dict) -> list[str]:
     return [visit["id"] for visit in item.get("walk", [])]
 
 
-def compose(auto: dict, off: dict, traces: Path) -> tuple[dict, list[str]]:
+def compose(auto: dict, off: dict, traces: Path | None) -> tuple[dict, list[str]]:
     """The ``off`` results of ``auto``'s items, and one line per item the off run gave (its walk checked)."""
     ran = {item["id"]: item for item in off["items"]}
     composed = copy.deepcopy(auto)
@@ -56,16 +57,20 @@ def compose(auto: dict, off: dict, traces: Path) -> tuple[dict, list[str]]:
             items.append(alone)
             continue
         read = {key: value for key, value in copy.deepcopy(item).items() if key not in HOP_KEYS}
-        spent = hop_cost(traces / f"trace-kgp-{item['id']}.jsonl")
-        for key, value in spent.items():
-            if read["cost"].get(key) is not None:
-                read["cost"][key] -= value
+        if traces is None:
+            read["cost"] = {key: None for key in read["cost"]}
+        else:
+            for key, value in hop_cost(traces / f"trace-kgp-{item['id']}.jsonl").items():
+                if read["cost"].get(key) is not None:
+                    read["cost"][key] -= value
         items.append(read)
     composed["items"] = items
     composed["method_configs"] = off["method_configs"]
     composed["composed"] = ("hop_read off, put together by benchmarks.kgp_hop_read: the off run's items where the "
                             "hops answered, elsewhere the auto run's less the plan and hops (their cost from the "
-                            "traces)")
+                            "traces)" if traces is not None else "hop_read off, put together by benchmarks.kgp_hop_read: "
+                            "the off run's items where the hops answered, elsewhere the auto run's less the plan and "
+                            "hops (their costs not recorded: no traces)")
     return composed, lines
 
 
@@ -73,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("auto", type=Path, help="results of --kgp-hop-read auto")
     parser.add_argument("off", type=Path, help="results of --kgp-hop-read off on the items whose hops answered")
-    parser.add_argument("traces", type=Path, help="the auto run's --trace-dir")
+    parser.add_argument("--traces", type=Path, help="the auto run's --trace-dir (without it, the costs of the items "
+                        "whose hops gave no answer are not recorded)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     composed, lines = compose(json.loads(args.auto.read_text(encoding="utf-8")),

@@ -896,7 +896,8 @@ def test_the_hop_read_benchmark_puts_the_off_results_together_from_both_runs(tmp
     for name, data in (("auto.json", auto), ("off.json", off)):
         (tmp_path / name).write_text(json.dumps(data))
     out = tmp_path / "composed.json"
-    assert main([str(tmp_path / "auto.json"), str(tmp_path / "off.json"), str(traces), "--out", str(out)]) == 0
+    assert main([str(tmp_path / "auto.json"), str(tmp_path / "off.json"), "--traces", str(traces), "--out",
+                 str(out)]) == 0
     composed = json.loads(out.read_text())
     assert [(i["id"], i["prediction"]) for i in composed["items"]] == [("a", "Panama"), ("b", "Panama")]
     assert composed["items"][1]["cost"] == {"wall_s": 27.5, "llm_calls": 8}  # the plan and hops taken off
@@ -905,5 +906,6 @@ def test_the_hop_read_benchmark_puts_the_off_results_together_from_both_runs(tmp
     assert "a: walk same" in capsys.readouterr().out
     off["items"][0]["walk"] = [{"id": "f1"}, {"id": "x1"}]
     (tmp_path / "off.json").write_text(json.dumps(off))
-    main([str(tmp_path / "auto.json"), str(tmp_path / "off.json"), str(traces), "--out", str(out)])
+    main([str(tmp_path / "auto.json"), str(tmp_path / "off.json"), "--out", str(out)])  # no traces
     assert "a: WALK DIFFERS" in capsys.readouterr().out
+    assert json.loads(out.read_text())["items"][1]["cost"] == {"wall_s": None, "llm_calls": None}
