@@ -97,7 +97,8 @@ class KGPSettings(BaseModel):
         "checked to be in its passage and put into the next (pipeline/methods/kgp/hop_read.py); when the hops "
         "reach no answer, the reader reads the walk as with off. off: one read of the walk (this app's variant, "
         "issue 32). Chosen on the dev items the cue sends hop by hop (MuSiQue and HotpotQA 0-19, 2Wiki 0-19; 42): "
-        "F1 +20.6 [+9.2, +32.7] (9 better, 0 worse), 8.2 to 10.7 calls per question (docs/benchmarks.md).")
+        "F1 +20.6 [+9.2, +32.7] (9 better, 0 worse), 8.2 to 10.7 calls per question; on MuSiQue test's 27 such "
+        "items of the first 50, +4.6 [-0.1, +11.4] (3 better, 1 worse) (docs/benchmarks.md).")
     reader_window: int = Field(
         0, ge=0, le=300,
         description="The reader shows each passage as at most about this many words, as OneR's passage_window "
