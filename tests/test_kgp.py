@@ -487,13 +487,16 @@ FILM_PLAN = "1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAns
 
 
 def film_walk(plan=FILM_PLAN, hops=("[1] William Clemens", "[1] Saginaw, Michigan"), reader="Panama [1].",
-              **kgp):
-    """A walk from the film's passage to its director's, then the reader: hop by hop (``hop_read``) or not. The
-    scripted model writes ``plan``, answers the sub-questions with ``hops`` in turn and reads with ``reader``."""
+              reaches_director=True, **kgp):
+    """A walk from the film's passage to its director's (or, without ``reaches_director``, to another director's
+    only), then the reader: hop by hop (``hop_read``) or not. The scripted model writes ``plan``, answers the
+    sub-questions with ``hops`` in turn and reads with ``reader``. The collection's own retrieval returns the
+    director's passage for a question about him, the film's and the country's otherwise."""
     graph = PassageGraph()
     for key, d in FILM_DOCS.items():
         graph.add_node(NodeInfo(key=key, kind="passage", source="t.txt", title=d.metadata["title"]))
-    graph.link("f1", "p1", Edge.KNN)
+    if reaches_director:
+        graph.link("f1", "p1", Edge.KNN)
     graph.link("f1", "p2", Edge.KNN)
     collection = FakeCollection("walk", FILM_DOCS, graph)
     answers = list(hops)
@@ -511,7 +514,8 @@ def film_walk(plan=FILM_PLAN, hops=("[1] William Clemens", "[1] Saginaw, Michiga
     settings = settings_with(top_k=2, answer_style="short", min_support=0, kgp=kgp)
     ctx = RunContext(llm=llm, retriever=SeedRetriever([collection], ["f1", "x1"]), settings=settings,
                      reranker=FixedReranker(["x1", "f1", "p1", "p2"]))
-    ctx.retriever.retrieve = lambda query, k: Retrieved(passages=[FILM_DOCS["f1"], FILM_DOCS["x1"]][:k])
+    ctx.retriever.retrieve = lambda query, k: Retrieved(passages=[
+        FILM_DOCS[key] for key in (["p1"] if "Clemens" in query else ["f1", "x1"])][:k])
     events = run_events("kgp", FILM_QUESTION, ctx)
     return RunState.of(events), [e.payload.message for e in events if e.kind == EventKind.WARNING]
 
@@ -564,6 +568,33 @@ def test_a_hop_with_no_answer_in_the_walk_leaves_the_answer_to_the_reader():
     state, _ = film_walk(hop_read="auto", plan="no plan at all")
     plan = next(s.payload for s in state.steps.values() if s.kind == EventKind.PLAN)
     assert plan.error and "read at once instead" in plan.error and state.answer.answer.startswith("Panama")
+
+
+def test_a_hop_no_walked_passage_answers_is_asked_again_of_the_whole_collection():
+    # The walk never reaches the director's passage: hop 2 finds nothing among the walked passages.
+    hops = ("[1] William Clemens", "not found", "[1] Saginaw, Michigan")
+    state, warnings = film_walk(hop_read="auto", hops=hops, reaches_director=False)
+    assert "p1" not in {v.node for v in state.payloads(VisitPayload)}
+    assert state.answer.answer.startswith("Panama") and any("read at once" in w for w in warnings)
+
+    state, warnings = film_walk(hop_read="auto", hop_beyond_walk=True, hops=hops, reaches_director=False)
+    assert not warnings and state.answer.answer == "Saginaw, Michigan"
+    asked = [s for s in state.steps.values() if s.kind == EventKind.SUBQUESTION]
+    assert [(s.payload.step, s.payload.answer) for s in asked] == [(1, "William Clemens"), (2, ""),
+                                                                   (2, "Saginaw, Michigan")]
+    again = asked[2]
+    assert again.parent_id == asked[1].id and again.title.startswith("Hop 2 again, of the whole collection")
+    assert "asked again of passages retrieved from the whole collection" in again.payload.note
+    assert again.payload.passages[again.payload.source - 1].id == "p1"  # retrieved, not walked
+    assert "p1" in [p.id for p in state.answer.passages]
+
+    # Asked again and still not found: the reader reads the walk, as without the second asking.
+    state, warnings = film_walk(hop_read="auto", hop_beyond_walk=True, reaches_director=False,
+                                hops=("[1] William Clemens", "not found", "not found"))
+    assert state.answer.answer.startswith("Panama") and any("read at once" in w for w in warnings)
+    # A hop the walk answers is never asked again.
+    state, _ = film_walk(hop_read="auto", hop_beyond_walk=True)
+    assert len(state.payloads(SubQuestionPayload)) == 2 and state.answer.answer == "Saginaw, Michigan"
 
 
 def test_a_name_the_question_has_or_one_passage_lacks_is_no_bridge():

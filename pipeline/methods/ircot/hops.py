@@ -180,10 +180,12 @@ def continue_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSet
 
 
 def ask_hops(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", plan: Plan, plan_id: str,
-             hops: dict[int, Hop], ids: dict[int, str], pool: list[Document]):
+             hops: dict[int, Hop], ids: dict[int, str], pool: list[Document], wider: RunContext | None = None):
     """Ask the sub-questions of ``plan`` not yet in ``hops``, each with its own retrieval (``ctx.retrieve``), an
     earlier answer put into a later sub-question, until one finds no answer; fills ``hops``, their step ``ids``
-    and the passages ``pool``. Yields the hops' events and returns why the chain stops short, or None."""
+    and the passages ``pool``. A sub-question that finds no answer is asked once more with ``wider``'s retrieval
+    when given (KGP: the whole collection after the walked passages). Yields the hops' events and returns why the
+    chain stops short, or None."""
     missing: str | None = None
     if any(hop.answer is None for hop in hops.values()):
         missing = f"No passage answers \"{hops[max(hops)].question}\"."
@@ -194,10 +196,15 @@ def ask_hops(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", plan: Plan, 
         refs = refs_of(planned)
         ids[i] = tracer.new_id("q")
         given = tuple(hops[k].bridge for k in refs)
-        hop = yield from _ask(ctx, tracer, cfg, i, planned, substitute(planned, {k: hops[k].bridge for k in refs}),
-                              ids[i], ids[max(refs)] if refs else plan_id, given)
-        hops[i] = hop
+        asked = substitute(planned, {k: hops[k].bridge for k in refs})
+        hop = yield from _ask(ctx, tracer, cfg, i, planned, asked, ids[i], ids[max(refs)] if refs else plan_id, given)
         pool += deduplicate(hop.passages, against=pool)
+        if hop.answer is None and wider is not None:
+            ctx.check_cancelled()
+            first, ids[i] = ids[i], tracer.new_id("q")
+            hop = yield from _ask(wider, tracer, cfg, i, planned, asked, ids[i], first, given, again=True)
+            pool += deduplicate(hop.passages, against=pool)
+        hops[i] = hop
         if hop.answer is None:
             missing = f"No passage answers \"{hop.question}\"."
     return missing
@@ -227,12 +234,12 @@ def plan_event(tracer: Tracer, plan: Plan, plan_id: str, why: str, cost: dict,
 
 
 def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, planned: str, asked: str,
-         hop_id: str, parent: str, given: tuple[str, ...] = ()):
+         hop_id: str, parent: str, given: tuple[str, ...] = (), again: bool = False):
     """One hop's events; returns its ``Hop``. ``given`` holds the earlier answers put into ``asked``; an answer
     that does not fit the sub-question (``unfit``) is asked for once more (``ask_again_unfit``), the model told
-    why."""
+    why. ``again``: the hop is asked a second time, of wider passages, after the first found nothing."""
     payload = SubQuestionPayload(step=step, planned=planned, question=asked)
-    title = f"Hop {step}: {asked}"
+    title = f"Hop {step}{' again, of the whole collection' * again}: {asked}"
     yield tracer.event(payload, title, id=hop_id, parent_id=parent, status=Status.RUNNING)
     retrieved = ctx.retrieve(asked, cfg.k)
     for warning in retrieved.warnings:
@@ -268,6 +275,8 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
                                hop.note)
     else:
         hop.note = "No passage was retrieved for it."
+    if again:
+        hop.note = _joined(WIDER_NOTE, hop.note)
     done = payload.model_copy(update=dict(answer=hop.answer or "", source=hop.source, found=hop.answer is not None,
                                           passages=passage_refs(hop.passages), note=hop.note, said=hop.said or "",
                                           inferred=hop.inferred))
@@ -288,6 +297,7 @@ def parse_reply(reply: str, noun: str = "passage") -> tuple[int, str] | str:
 
 
 NOT_FOUND_NOTE = "The model found no passage stating the answer."
+WIDER_NOTE = "Its first passages held no answer: asked again of passages retrieved from the whole collection."
 INFERRED_NOTE = ("Asked for the likeliest answer, it named this one: the passage holds it but does not state it as "
                  "the answer, so it is inferred and may be wrong.")
 

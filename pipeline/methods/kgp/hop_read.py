@@ -7,7 +7,8 @@ hop-by-hop mode plans it (``pipeline.methods.ircot.hops``: same prompt, same pla
 settings), and each sub-question is answered from the walked passages that best match it, the answer checked to
 be in its passage and put into the next sub-question. When the hops reach an answer (or compute a comparison)
 it is the answer; when a plan cannot be followed or a hop finds nothing, KGP's own reader answers from the walk
-exactly as it would have without the hops.
+exactly as it would have without the hops. With ``hop_beyond_walk``, a hop no walked passage answers is first
+asked once more of the whole collection, as IRCoT's hops are.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from pipeline.retrieval import PoolRetriever
 
 
 def read_hops(ctx: RunContext, tracer: Tracer, question: str, walked: list[Document], root: str,
-              why: str):
+              why: str, beyond: bool = False):
     """Plan ``question`` and answer it hop by hop from the ``walked`` passages, under the walk's ``root``; yields
     the steps and returns whether the hops answered it (when not, a warning says why and the caller's reader
-    answers). ``why`` says why the question is read hop by hop."""
+    answers). ``why`` says why the question is read hop by hop; ``beyond``: a sub-question no walked passage
+    answers is asked once more of the whole collection (``ctx.retrieve``)."""
     cfg = ctx.settings.for_method("ircot", IRCoTSettings)
     plan_id = tracer.new_id("p")
     note = f"Read hop by hop: {why}."
@@ -44,7 +46,7 @@ def read_hops(ctx: RunContext, tracer: Tracer, question: str, walked: list[Docum
     yield plan_event(tracer, plan, plan_id, note, cost, parent=root)
     within = replace(ctx, retriever=PoolRetriever(walked, ctx.reranker))
     hops, ids, pool = {}, {}, []
-    missing = yield from ask_hops(within, tracer, cfg, plan, plan_id, hops, ids, pool)
+    missing = yield from ask_hops(within, tracer, cfg, plan, plan_id, hops, ids, pool, wider=ctx if beyond else None)
     comparison, answer, missing = conclusion(question, plan, hops, missing)
     last = ids[max(hops)]
     if answer is None:

@@ -99,6 +99,12 @@ class KGPSettings(BaseModel):
         "issue 32). Chosen on the dev items the cue sends hop by hop (MuSiQue and HotpotQA 0-19, 2Wiki 0-19; 42): "
         "F1 +20.6 [+9.2, +32.7] (9 better, 0 worse), 8.2 to 10.7 calls per question; on MuSiQue test's 27 such "
         "items of the first 50, +4.6 [-0.1, +11.4] (3 better, 1 worse) (docs/benchmarks.md).")
+    hop_beyond_walk: bool = Field(
+        False,
+        description="With hop_read, a sub-question none of the walked passages answers is asked once more of "
+        "passages retrieved from the whole collection (as IRCoT's hops retrieve), and the hops go on from its "
+        "answer; off: the hops stop there and the reader reads the walk (this app's variant, issue 32). "
+        "One more retrieval and call on such hops.")
     reader_window: int = Field(
         0, ge=0, le=300,
         description="The reader shows each passage as at most about this many words, as OneR's passage_window "
@@ -168,7 +174,8 @@ def run(question: str, ctx: RunContext, tracer: Tracer, cfg: KGPSettings) -> Ite
     ctx.check_cancelled()
     why = hop_structure_cue(question) if cfg.hop_read == "auto" and ctx.reranker is not None else None
     if why:
-        answered = yield from read_hops(ctx, tracer, question, [v.doc for v in visits], root, why)
+        answered = yield from read_hops(ctx, tracer, question, [v.doc for v in visits], root, why,
+                                        beyond=cfg.hop_beyond_walk)
         if answered:
             return
         ctx.check_cancelled()
