@@ -10,9 +10,10 @@ change within the items' noise),
 and the cost: median and p90 seconds per question, mean LLM calls, prompt tokens, and prompt tokens served from
 the prefix cache (where the file recorded them). With ``--after-method auto`` only the items Auto sent to the
 method of BEFORE are compared (the same method, run by Auto), or with ``--all-routes`` all of Auto's items (Auto
-end to end against that one method). With ``--rest-unchanged``, AFTER holds only the items a change touches
-(``pipeline.evaluate --ids``): the scores are over all of BEFORE's items, the others counted as unchanged; the
-costs stay over the re-run items. Prints Markdown.
+end to end against that one method). With ``--rest-unchanged``, one file holds only the items a change touches
+(``pipeline.evaluate --ids``): AFTER (the change re-run there), or BEFORE when it holds fewer items (the run
+without the change, re-run where the full run with it shows the change acted): the scores are over all of the
+fuller file's items, the others counted as unchanged; the costs stay over the re-run items. Prints Markdown.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ def main() -> None:
     parser.add_argument("--all-routes", action="store_true",
                         help="with --after-method auto: every Auto item, whichever method Auto sent it to")
     parser.add_argument("--rest-unchanged", action="store_true",
-                        help="AFTER re-ran only the items a change touches: score all of BEFORE's items, the "
-                        "others as they were")
+                        help="one file re-ran only the items a change touches (AFTER, or BEFORE when it holds "
+                        "fewer items): score all of the other file's items, the others as they were")
     args = parser.parse_args()
     if len(args.before.split(",")) != len(args.after.split(",")):
         parser.error("give as many AFTER files as BEFORE files")
@@ -91,7 +92,10 @@ def main() -> None:
     if not shared:
         raise SystemExit("the files share no scored item")
     rerun = shared
-    if args.rest_unchanged:
+    if args.rest_unchanged and len(before) < len(after):
+        before = {**after, **{i: before[i] for i in shared}}
+        shared = list(after)
+    elif args.rest_unchanged:
         after = {**before, **{i: after[i] for i in shared}}
         shared = list(before)
     same = sum(before[i]["prediction"] == after[i]["prediction"] for i in shared)

@@ -201,6 +201,9 @@ class SubQuestionPayload(_Strict):
     said: str = ""
     # asked for the likeliest answer after "not found": a passage holds it but does not state it (IRCoT's infer_hop)
     inferred: bool = False
+    # asked a second time, of passages retrieved from the whole collection, after the first asking found nothing
+    # (KGP's hop_beyond_walk)
+    again: bool = False
 
 
 class ComparedValue(_Strict):

@@ -127,6 +127,15 @@ def test_compare_results_counts_the_items_not_re_run_as_unchanged(tmp_path, caps
     assert "| f1 | 10 | 50.0 | 60.0 | +10.0 [" in out and "| 2 / 0 |" in out
     assert "| median s per question (re-run items) | 2 | 20.0 | 30.0 |" in out
 
+    # The run without the change re-run where the change acted: BEFORE is the short file.
+    monkeypatch.setattr("sys.argv", ["compare_results", str(after), str(before), "--method", "ircot",
+                                     "--rest-unchanged"])
+    compare_results.main()
+    out = capsys.readouterr().out
+    assert out.startswith("2 of 10 items re-run; the others count as unchanged\n10 items in both; ")
+    assert "| f1 | 10 | 60.0 | 50.0 | -10.0 [" in out and "| 0 / 2 |" in out
+    assert "| median s per question (re-run items) | 2 | 30.0 | 20.0 |" in out
+
 
 def test_paired_change_holds_zero_when_gains_and_losses_balance():
     from benchmarks.compare_results import paired_change

@@ -238,8 +238,8 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
     """One hop's events; returns its ``Hop``. ``given`` holds the earlier answers put into ``asked``; an answer
     that does not fit the sub-question (``unfit``) is asked for once more (``ask_again_unfit``), the model told
     why. ``again``: the hop is asked a second time, of wider passages, after the first found nothing."""
-    payload = SubQuestionPayload(step=step, planned=planned, question=asked)
-    title = f"Hop {step}{' again, of the whole collection' * again}: {asked}"
+    payload = SubQuestionPayload(step=step, planned=planned, question=asked, again=again)
+    title = f"Hop {step}{AGAIN_TITLE * again}: {asked}"
     yield tracer.event(payload, title, id=hop_id, parent_id=parent, status=Status.RUNNING)
     retrieved = ctx.retrieve(asked, cfg.k)
     for warning in retrieved.warnings:
@@ -297,6 +297,7 @@ def parse_reply(reply: str, noun: str = "passage") -> tuple[int, str] | str:
 
 
 NOT_FOUND_NOTE = "The model found no passage stating the answer."
+AGAIN_TITLE = " again, of the whole collection"
 WIDER_NOTE = "Its first passages held no answer: asked again of passages retrieved from the whole collection."
 INFERRED_NOTE = ("Asked for the likeliest answer, it named this one: the passage holds it but does not state it as "
                  "the answer, so it is inferred and may be wrong.")
