@@ -589,6 +589,8 @@ def test_a_hop_no_walked_passage_answers_is_asked_again_of_the_whole_collection(
     assert "asked again of passages retrieved from the whole collection" in again.payload.note
     assert again.payload.passages[again.payload.source - 1].id == "p1"  # retrieved, not walked
     assert "p1" in [p.id for p in state.answer.passages]
+    record = walk_record(state)
+    assert record["hop_answer"] and [h.get("again", False) for h in record["hops"]] == [False, False, True]
 
     # Asked again and still not found: the reader reads the walk, as without the second asking.
     state, warnings = film_walk(hop_read="auto", hop_beyond_walk=True, reaches_director=False,

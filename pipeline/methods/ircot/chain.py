@@ -386,7 +386,8 @@ def hop_record(state: "RunState") -> dict:
         record["plan"] = plan.error or [*plan.questions, plan.final]
     if (hops := state.payloads(SubQuestionPayload)):
         record["hops"] = [{"question": h.question, "answer": h.answer if h.found else None, "source": h.source,
-                           **({"note": h.note} if h.note else {})} for h in hops]
+                           **({"note": h.note} if h.note else {}), **({"again": True} if h.again else {})}
+                          for h in hops]
     for comparison in state.payloads(ComparePayload):
         record["compare"] = {"kind": comparison.comparison, "values": [v.value for v in comparison.values],
                              "result": comparison.result or comparison.reason}
