@@ -105,7 +105,7 @@ class KGPSettings(BaseModel):
         "passages retrieved from the whole collection (as IRCoT's hops retrieve), and the hops go on from its "
         "answer; off: the hops stop there and the reader reads the walk (this app's variant, issue 32). One more "
         "retrieval and call on such hops. Chosen on the 15 dev items whose hops missed in the walk (MuSiQue, "
-        "HotpotQA, 2Wiki 0-19): F1 +27.6 [+7.6, +49.8] (5 better, 0 worse), median seconds 0.91 x; on MuSiQue "
+        "HotpotQA, 2Wiki 0-19): F1 +27.6 [+7.6, +49.8] (5 better, 0 worse), median seconds 0.87 x on the 5 it changed; on MuSiQue "
         "test's 18 such items of the first 50, +0.0 (3 answers changed, all wrong both ways) (docs/benchmarks.md).")
     reader_window: int = Field(
         0, ge=0, le=300,
