@@ -5,6 +5,7 @@ from?" with the country where the passage names only its people ("a French film 
 from __future__ import annotations
 
 import functools
+import re
 
 from pipeline.text import normalize_answer
 
@@ -29,3 +30,16 @@ def people_of(country: str) -> str | None:
     """The name of the people of ``country`` ("French" for "France", "American" for "USA"), or None when it
     names no country in the table."""
     return _people_by_country().get(normalize_answer(country)) if country.strip() else None
+
+
+@functools.lru_cache(maxsize=1)
+def _peoples() -> frozenset[str]:
+    return frozenset(normalize_answer(people) for people in _people_by_country().values())
+
+
+def is_people(word: str) -> bool:
+    """Whether ``word`` is the name of a country's people ("French", "Argentine"), or reads like one: capitalised
+    and ending as most do ("Argentinian", "Congolese", "Cornish")."""
+    if not word[:1].isupper():
+        return False
+    return normalize_answer(word) in _peoples() or bool(re.search(r"(?:ian|ese|ish)$", word))

@@ -867,3 +867,85 @@ def test_a_reversed_plan_is_put_in_order_when_the_second_plan_is_unreadable():
     plan = done(events, EventKind.PLAN)[0]
     assert plan.payload.questions == ["Who was the director of Torchy Blane in Panama?", "Who married #1?"]
     assert plan.llm_calls == 2 and "asked first" in plan.payload.note
+
+
+AIRPORTS = [
+    Document(page_content="Elko Regional Airport is a public airport located in Elko, Nevada, United States.",
+             metadata={"title": "Elko Regional Airport"}, id="elko"),
+    Document(page_content="Gerald R. Ford International Airport is a commercial airport in Cascade Township, near "
+                          "Grand Rapids, Michigan.", metadata={"title": "Gerald R. Ford International Airport"},
+             id="ford"),
+]
+BOTH = "Are both Elko Regional Airport and Gerald R. Ford International Airport located in Michigan?"
+
+
+def run_airports(llm, question=BOTH, **ircot):
+    ctx = RunContext(llm=llm, retriever=ScriptedRetriever(lambda query, k: AIRPORTS[:k]),
+                     settings=settings_with(answer_style="short", min_support=0, ircot={"mode": "hops", **ircot}))
+    return run_events("ircot", question, ctx)
+
+
+def test_a_both_question_is_planned_from_its_wording_and_a_yes_no_passage_holds_is_read_as_no():
+    """The model answers yes to both airports (it does on such questions); the plan comes from the wording with no
+    plan call, Elko's yes is read as no (no passage says it is in Michigan), and "no" is computed. Without the two
+    settings the model's own plan and its yes stand."""
+    yes = {"Is Elko Regional Airport located in Michigan?": "[1] yes",
+           "Is Gerald R. Ford International Airport located in Michigan?": "[2] yes"}
+    llm = scripted("never asked", yes, reader="yes")
+    events = run_airports(llm, both_plan=True, checked_yes=True)
+    plan = done(events, EventKind.PLAN)[0]
+    assert plan.payload.questions == list(yes) and plan.payload.final == "Compare: both #1 #2"
+    assert plan.llm_calls == 0 and "wording" in plan.payload.note
+    hops = [e.payload for e in done(events, EventKind.SUBQUESTION)]
+    assert [h.answer for h in hops] == ["no", "yes"]
+    assert "'michigan'" in hops[0].note and "read as no" in hops[0].note
+    assert hops[1].passages[hops[1].source - 1].title == "Gerald R. Ford International Airport"
+    assert done(events, EventKind.COMPARE)[0].payload.result == "no"
+    assert answer_of(events).answer == "no"
+
+    model_plan = f"1. {list(yes)[0]}\n2. {list(yes)[1]}\nCompare: both #1 #2"
+    events = run_airports(scripted(model_plan, yes, reader="yes"), both_plan=False, checked_yes=False)
+    assert done(events, EventKind.PLAN)[0].llm_calls == 1
+    assert [h.payload.answer for h in done(events, EventKind.SUBQUESTION)] == ["yes", "yes"]
+    assert answer_of(events).answer == "yes"
+
+
+def test_a_yes_named_with_the_wrong_passage_stands_with_the_passage_that_holds_each_word():
+    question = "Is Gerald R. Ford International Airport located in Michigan?"
+    events = run_airports(scripted(f"1. {question}\nAnswer: #1", {question: "[1] yes"}), question,
+                          checked_yes=True)
+    hop = done(events, EventKind.SUBQUESTION)[0].payload
+    assert (hop.answer, hop.source) == ("yes", 2) and "[2] holds each word" in hop.note
+
+
+@pytest.mark.parametrize("question, questions", [
+    ("Are Karl Shapiro and Elie Wiesel both American writers?",
+     ["Is Karl Shapiro an American writer?", "Is Elie Wiesel an American writer?"]),
+    ("Are both Adolfo Bioy Casares and James Norman Hall Argentinian authors?",
+     ["Is Adolfo Bioy Casares an Argentinian author?", "Is James Norman Hall an Argentinian author?"]),
+    ("Are Sutera and Rhodotypos both types of shrub?", ["Is Sutera a type of shrub?", "Is Rhodotypos a type of shrub?"]),
+    ("Are Euptelea and Muehlenbeckia both genuses?", ["Is Euptelea a genus?", "Is Muehlenbeckia a genus?"]),
+    ("Did John Updike and Tom Clancy both publish more than 15 bestselling novels?",
+     ["Did John Updike publish more than 15 bestselling novels?", "Did Tom Clancy publish more than 15 bestselling "
+                                                                  "novels?"]),
+    ("Are both Dafeng District and Dazhou located in the same province?", None),
+    ("Eric Ambler and Carol Shields are both best known for what profession?", None),
+    ("Are both directors of films Target Zero and Midnight Court from the same country?", None),
+    ("Are both " + "A and " * 40 + "?", None),  # no predicate, and too long for the wording's split
+    ("Are Procter and Gamble and Unilever both British companies?", None),  # which "and" splits is unclear
+])
+def test_a_both_plan_asks_each_thing_in_the_singular_and_leaves_the_same_to_the_model(question, questions):
+    from pipeline.methods.ircot.plan import both_plan
+
+    plan = both_plan(question)
+    assert (list(plan.questions) if plan else None) == questions
+    if plan:
+        assert plan.compare == ("both", 1, 2)
+
+
+def test_a_yes_no_question_s_words_are_matched_by_their_stems_frame_words_aside():
+    from pipeline.methods.ircot.hops import unsaid
+
+    doc = Document(page_content="Euptelea is a genus of trees native to Argentina.", metadata={"title": "Euptelea"})
+    assert unsaid("Is Euptelea a type of genus?", doc) == []  # "genus" by its stem; "type" frames the predicate
+    assert unsaid("Is Euptelea an Argentinian shrub?", doc) == ["shrub"]

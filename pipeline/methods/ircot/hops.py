@@ -29,8 +29,8 @@ from pipeline.context import RunContext
 from pipeline.countries import people_of
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.methods.ircot.compare import Outcome, compare, yes_no
-from pipeline.methods.ircot.plan import (Plan, PlanError, about, chain_plan, clause_plan, kin_plan, misfit,
-                                         option_of, options, plan_for, refs_of, reordered_plan, restates,
+from pipeline.methods.ircot.plan import (Plan, PlanError, about, both_plan, chain_plan, clause_plan, kin_plan,
+                                         misfit, option_of, options, plan_for, refs_of, reordered_plan, restates,
                                          substitute)
 from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, ComparePayload, PassageRef,
                                PlanPayload, QAPair, SubQuestionPayload, WarningPayload, passage_refs)
@@ -89,7 +89,8 @@ class Hop:
 
 
 def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool = False,
-               clause: bool = False, chain: bool = False, reorder: bool = False) -> tuple[Plan | None, str, dict]:
+               clause: bool = False, chain: bool = False, reorder: bool = False,
+               both: bool = False) -> tuple[Plan | None, str, dict]:
     """The plan the model writes for ``question`` (``ircot_plan``, under its grammar): the plan and the call's
     cost, or None and why it cannot be followed (what is done ``instead``, and what the model wrote). A plan whose
     first sub-question restates the question (``restates``) is replaced, with ``clause``, by the plan the wording
@@ -97,8 +98,9 @@ def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool 
     relations (``chain_plan``, also used for a plan that cannot be followed); else, with ``ask_again``, asked for
     once more, the model told so, and the new plan used when it does not restate; one that still restates is, with
     ``reorder``, put in order when a later sub-question asks for the relation inside the question
-    (``reordered_plan``)."""
-    fixed = kin_plan(question)
+    (``reordered_plan``). A relative two steps away (``kin_plan``) and, with ``both``, whether both of two things
+    are so (``both_plan``) are planned from the wording, with no model call."""
+    fixed = kin_plan(question) or (both_plan(question) if both else None)
     if fixed is not None:  # no model call: the wording says it all
         return fixed, "", {}
     prompt = load_prompt("ircot_plan")
@@ -160,7 +162,7 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
     yield tracer.event(PlanPayload(note=why), "Plan", id=plan_id, status=Status.RUNNING)
     plan, error, cost = write_plan(question, ctx, "reasoning one sentence at a time instead.",
                                    ask_again=cfg.ask_again_restated, clause=cfg.clause_plan,
-                                   chain=cfg.chain_plan, reorder=cfg.reorder_plan)
+                                   chain=cfg.chain_plan, reorder=cfg.reorder_plan, both=cfg.both_plan)
     if plan is None:
         yield tracer.event(PlanPayload(error=error, note=why), "Plan: unusable", id=plan_id, **cost)
         yield from run_sentences(question, ctx, tracer, cfg)
@@ -252,7 +254,8 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
         result = ctx.llm.chat(messages, prompt.options(ctx.settings.temperature))
         cost = llm_cost(result)
         checked = given if cfg.ask_again_unfit else None
-        read_answer(hop, result.text, checked, named_only=cfg.named_only)
+        read_answer(hop, result.text, checked, named_only=cfg.named_only,
+                    checked_yes=cfg.checked_yes)
         if hop.unfit and cfg.ask_again_unfit:
             ctx.check_cancelled()
             first = hop.note
@@ -261,7 +264,8 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
                                                  why=hop.unfit, question=asked)}],
                                  prompt.options(ctx.settings.temperature))
             cost = llm_cost(result, again)
-            read_answer(hop, again.text, checked, named_only=cfg.named_only)
+            read_answer(hop, again.text, checked, named_only=cfg.named_only,
+                        checked_yes=cfg.checked_yes)
             hop.note = _joined(first, "Asked again:", hop.note or f"\"{hop.answer}\".")
         elif cfg.infer_hop and hop.answer is None and hop.note == NOT_FOUND_NOTE:
             ctx.check_cancelled()
@@ -269,7 +273,8 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
             again = ctx.llm.chat(infer.messages(question=asked, passages=format_passages(hop.passages)),
                                  infer.options(ctx.settings.temperature))
             cost = llm_cost(result, again)
-            read_answer(hop, again.text, checked, named_only=cfg.named_only)
+            read_answer(hop, again.text, checked, named_only=cfg.named_only,
+                        checked_yes=cfg.checked_yes)
             hop.inferred = hop.answer is not None
             hop.note = _joined(NOT_FOUND_NOTE, INFERRED_NOTE if hop.inferred else "Asked for the likeliest answer:",
                                hop.note)
@@ -309,14 +314,15 @@ def is_judgement(answer: str) -> bool:
 
 
 def read_answer(hop: Hop, reply: str, given: tuple[str, ...] | None = None, *,
-                named_only: bool = False) -> None:
+                named_only: bool = False, checked_yes: bool = False) -> None:
     """Fill ``hop``'s answer and source from the model's reply ("[2] William Clemens" or "not found"), keeping
     the answer only when a retrieved passage holds it: the one named, or else another (said in the note). A
     yes / no is a judgement, not a copy: it is kept with the passage named. An answer that cannot answer the
     question (``unfit``: an earlier answer put into it, ``given``, or not the kind of thing asked for) is not
     used, and ``hop.unfit`` says why; with ``given`` None only the one a "Who is the <relation> of X?" question
     asks about is refused (``is_subject``). With ``named_only`` an answer held only by passages other than
-    the one named is not used."""
+    the one named is not used. With ``checked_yes`` a "yes" stands only when a passage holds each word of the
+    question (``check_yes``); when none does, the hop reads "no"."""
     hop.answer = hop.source = hop.said = None
     hop.note = hop.unfit = ""
     parsed = parse_reply(reply)
@@ -326,10 +332,12 @@ def read_answer(hop: Hop, reply: str, given: tuple[str, ...] | None = None, *,
     named, answer = parsed
     in_range = 1 <= named <= len(hop.passages)
     if is_judgement(answer):
-        if in_range:
-            hop.answer, hop.source = answer.lower(), named
-        else:
+        if not in_range:
             hop.note = f"The reply names passage [{named}], which was not retrieved."
+            return
+        hop.answer, hop.source = answer.lower(), named
+        if checked_yes and hop.answer == "yes" and _YES_NO_QUESTION.match(hop.question):
+            check_yes(hop)
         return
     if instruction_like(answer):
         hop.note = INSTRUCTION_NOTE.format(answer[:120])
@@ -358,6 +366,39 @@ def read_answer(hop: Hop, reply: str, given: tuple[str, ...] | None = None, *,
     if hop.source != named:
         notes.append(f"The model named passage [{named}]; the answer is in [{hop.source}].")
     hop.note = " ".join(notes)
+
+
+def check_yes(hop: Hop) -> None:
+    """A "yes" to ``hop``'s yes / no question stands with the passage named when it holds each of the question's
+    words (``unsaid``), else with the first other passage that does (said in the note); when none does, the hop
+    reads "no"."""
+    missing = unsaid(hop.question, hop.passages[hop.source - 1])
+    if not missing:
+        return
+    other = next((n for n, doc in enumerate(hop.passages, 1) if not unsaid(hop.question, doc)), None)
+    if other is not None:
+        hop.source, hop.note = other, f"The model named passage [{hop.source}]; [{other}] holds each word asked."
+        return
+    hop.answer = "no"
+    hop.note = (f"The model said yes, but passage [{hop.source}] does not hold "
+                f"{', '.join(repr(word) for word in missing)}, nor does any other hold each word asked: read as no.")
+
+
+# Words a yes / no question holds that say nothing of what is asked: its verb, articles, prepositions, and nouns
+# that only frame the predicate ("a type of shrub").
+_FRAME_WORDS = frozenset("""is are was were do does did has have had can could will would be been being a an the of in
+on at to for from by with and or as than more less most least both either any all some its it their his her this that
+type types kind kinds sort sorts form forms one ones member members part located situated based headquartered""".split())
+
+
+def unsaid(question: str, doc: Document) -> list[str]:
+    """The words of the yes / no ``question`` that ``doc`` (title and text) does not hold: each word that is not a
+    frame word (``_FRAME_WORDS``), one of five letters or more matched by its first five ("genuses" by "genus",
+    "Argentinian" by "Argentine"), a shorter one whole."""
+    text = normalize_answer(neutralise(f"{doc.metadata.get('title', '')} {doc.page_content}").text).split()
+    whole, stems = set(text), {word[:5] for word in text if len(word) >= 5}
+    words = [word for word in normalize_answer(question).split() if word not in _FRAME_WORDS]
+    return [word for word in words if (word[:5] not in stems if len(word) >= 5 else word not in whole)]
 
 
 def unfit(question: str, answer: str, given: tuple[str, ...] = ()) -> str:

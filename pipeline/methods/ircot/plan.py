@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from pipeline.countries import is_people
+
 # What a comparison computes from two values: which is earlier / later (dates), more / less (numbers),
 # whether they are the same, whether both are yes.
 COMPARISONS = ("earlier", "later", "more", "less", "same", "both")
@@ -196,6 +198,88 @@ def kin_plan(question: str) -> Plan | None:
     first, second = _KIN[kin.lower().replace("-", " ")]
     return Plan((f"Who is the {first} of {person.strip()}?", f"Who is the {second} of #1?"), answer=2,
                 note=f"A {kin.lower()} is the {second} of the {first}: this plan comes from the question's wording.")
+
+
+# "Are both X and Y P?" / "Are X and Y both P?": whether each of two things is something, asked of each. A plural
+# noun phrase is asked of one thing in the singular ("Are X and Y both American writers?": "Is X an American
+# writer?"); "the same ..." is a comparison of two values, not of two yes / no answers, and is left to the model.
+_BOTH_FIRST = re.compile(r"^\s*(are|were|is|was|do|does|did|have|has|had|can|could|will|would)\s+both\s+(.+?)\s+and\s+"
+                         r"(.+?)\s*\?*\s*$", re.I)
+_BOTH_AFTER = re.compile(r"^\s*(are|were|is|was|do|does|did|have|has|had|can|could|will|would)\s+(.+?)\s+and\s+(.+?)"
+                         r"\s+both\s+(.+?)\s*\?*\s*$", re.I)
+_BOTH_LONGEST = 300  # characters: the wording's split is for a short question, and its patterns backtrack
+_SINGULAR_AUX = {"are": "is", "were": "was", "do": "does", "have": "has"}
+# Small words inside a name ("Gerald R. Ford", "Leonardo da Vinci", "House of Lords").
+_NAME_LINKS = frozenset({"of", "de", "da", "del", "della", "der", "van", "von", "la", "le", "du", "di", "the", "and",
+                         "y", "bin", "al"})
+# Words that begin a predicate that is not a noun phrase ("located in", "based in", "in Michigan").
+_NOT_NOUN = re.compile(r"^(?:\w+ed|in|on|at|from|of|by|for|with|near|part|still|currently|now|alive|dead)$", re.I)
+
+
+def both_plan(question: str) -> Plan | None:
+    """The plan of "Are both X and Y P?" or "Are X and Y both P?" from its wording, or None: "Is X P?", "Is Y P?",
+    and whether both are yes, computed (``Compare: both``). The small model's plans ask such a question whole
+    (HotpotQA's comparisons)."""
+    if len(question) > _BOTH_LONGEST:
+        return None
+    if (match := _BOTH_AFTER.match(question)):
+        aux, first, second, predicate = match.groups()
+    elif (match := _BOTH_FIRST.match(question)):
+        aux, first, rest = match.groups()
+        split = _name_then_predicate(rest)
+        if split is None:
+            return None
+        second, predicate = split
+    else:
+        return None
+    if (re.search(r"\bsame\b", predicate, re.I) or " and " in f" {first} {second} "
+            or all(word.lower() in _NAME_LINKS for word in predicate.split())):
+        return None
+    one_aux = _SINGULAR_AUX.get(aux.lower(), aux.lower())
+    if aux.lower() in ("are", "were"):
+        predicate = _singular(predicate)
+    asked = [f"{one_aux.capitalize()} {thing.strip()} {predicate}?" for thing in (first, second)]
+    return Plan(tuple(asked), compare=("both", 1, 2),
+                note="Whether both are so is asked of each and computed: this plan comes from the question's wording.")
+
+
+def _name_then_predicate(text: str) -> tuple[str, str] | None:
+    """A name and what is asked of it, in "Gerald R. Ford International Airport located in Michigan": the name runs
+    while its words are capitalised (small linking words aside); a people's name just before a lower-case word
+    ("James Norman Hall Argentinian authors") begins the predicate."""
+    words = text.split()
+    end = 0
+    while end < len(words) and (words[end][:1].isupper() or words[end][:1].isdigit()
+                                or (words[end].lower() in _NAME_LINKS and end + 1 < len(words)
+                                    and words[end + 1][:1].isupper())):
+        end += 1
+    if 1 < end < len(words) and is_people(words[end - 1]):
+        end -= 1
+    if end == 0 or end == len(words):
+        return None
+    return " ".join(words[:end]), " ".join(words[end:])
+
+
+def _singular(predicate: str) -> str:
+    """A plural noun phrase said of one thing: "American writers" -> "an American writer", "types of shrub" ->
+    "a type of shrub"; any other predicate ("located in Michigan", "alive") is left as it is."""
+    words = predicate.split()
+    if not words or _NOT_NOUN.match(words[0]) or words[0].lower() in ("a", "an", "the"):
+        return predicate
+    head = words.index("of") - 1 if "of" in words[1:] else len(words) - 1
+    noun = words[head]
+    lower = noun.lower()
+    if not lower.endswith("s") or lower.endswith("ss") or len(lower) < 4:
+        return predicate
+    if lower.endswith("ies"):
+        noun = noun[:-3] + "y"
+    elif re.search(r"(?:s|x|z|ch|sh)es$", lower):
+        noun = noun[:-2]
+    else:
+        noun = noun[:-1]
+    words[head] = noun
+    article = "an" if words[0][:1].lower() in "aeiou" else "a"
+    return " ".join([article, *words])
 
 
 # A question that reaches its subject through one relative clause ("Who is the brother of the player who has won

@@ -38,7 +38,7 @@ def read_hops(ctx: RunContext, tracer: Tracer, question: str, walked: list[Docum
     yield tracer.event(PlanPayload(note=note), "Plan", id=plan_id, parent_id=root, status=Status.RUNNING)
     plan, error, cost = write_plan(question, ctx, "the walked passages are read at once instead.",
                                    ask_again=cfg.ask_again_restated, clause=cfg.clause_plan,
-                                   chain=cfg.chain_plan, reorder=cfg.reorder_plan)
+                                   chain=cfg.chain_plan, reorder=cfg.reorder_plan, both=cfg.both_plan)
     if plan is None:
         yield tracer.event(PlanPayload(error=error, note=note), "Plan: unusable", id=plan_id, parent_id=root,
                            **cost)
