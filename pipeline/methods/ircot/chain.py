@@ -106,8 +106,8 @@ class IRCoTSettings(BaseModel):
         description="Hop by hop, a \"yes\" to a yes / no sub-question stands only when a retrieved passage holds "
         "each of its words, frame words aside (\"Is Elko Regional Airport located in Michigan?\": elko, regional, "
         "airport, michigan; a word of five letters or more by its first five); when none does, the hop reads \"no\" "
-        "and its note says which words the passage named lacks (this app's variant, issue 32: the small model "
-        "answered yes to every \"both\" question of HotpotQA's dev file, where 6 of 8 are no). Chosen with both_plan "
+        "and its note says which words the passage named lacks (this app's variant, issue 32: IRCoT "
+        "answered yes to all 8 \"both\" questions of HotpotQA's dev file, where 6 of 8 are no). Chosen with both_plan "
         "(above).",
     )
     ask_again_unfit: bool = Field(
