@@ -395,7 +395,7 @@ def unsaid(question: str, doc: Document) -> list[str]:
     """The words of the yes / no ``question`` that ``doc`` (title and text) does not hold: each word that is not a
     frame word (``_FRAME_WORDS``), one of five letters or more matched by its first five ("genuses" by "genus",
     "Argentinian" by "Argentine"), a shorter one whole."""
-    text = normalize_answer(neutralise(f"{doc.metadata.get('title', '')} {doc.page_content}").text).split()
+    text = _as_read(doc).split()
     whole, stems = set(text), {word[:5] for word in text if len(word) >= 5}
     words = [word for word in normalize_answer(question).split() if word not in _FRAME_WORDS]
     return [word for word in words if (word[:5] not in stems if len(word) >= 5 else word not in whole)]
@@ -446,8 +446,13 @@ def holds(doc: Document, answer: str) -> bool:
     if instruction_like(answer):
         return False
     needle = normalize_answer(answer)
-    text = normalize_answer(neutralise(f"{doc.metadata.get('title', '')} {doc.page_content}").text)
+    text = _as_read(doc)
     return bool(needle) and (f" {needle} " in f" {text} " or set(needle.split()) <= set(text.split()))
+
+
+def _as_read(doc: Document) -> str:
+    """``doc``'s title and text as the checks read them: normalised, with what only an instruction holds removed."""
+    return normalize_answer(neutralise(f"{doc.metadata.get('title', '')} {doc.page_content}").text)
 
 
 def instruction_like(answer: str) -> bool:
