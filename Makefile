@@ -36,7 +36,7 @@ chromium:
 
 test: $(DEV_STAMP) chromium
 	$(PY) -m pipeline prepare-models fast default
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest --durations=25 $(PYTEST_ARGS)
 
 clean-venv:
 	rm -rf $(VENV)
