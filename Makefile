@@ -23,7 +23,7 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 	touch $@
 
 setup: $(STAMP)
-	$(PY) -m pipeline prepare-models default
+	$(PY) -m models.prepare default
 
 run: setup
 	$(PY) app.py $(ARGS)
@@ -35,7 +35,7 @@ chromium:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
 test: $(DEV_STAMP) chromium
-	$(PY) -m pipeline prepare-models fast default
+	$(PY) -m models.prepare fast default
 	$(PY) -m pytest --durations=25 $(PYTEST_ARGS)
 
 clean-venv:

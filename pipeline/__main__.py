@@ -31,7 +31,8 @@ from corpora.ingest import ingest_files
 from corpora.isolated import ParseLimits, add_limit_arguments
 from corpora.store import CollectionError
 from models.errors import ModelError
-from models.registry import BUNDLED, prepare_bundled
+from models.prepare import prepare
+from models.registry import BUNDLED
 from pipeline.access import PRIVATE, VISIBILITIES, CollectionAccess
 from pipeline.accounts import AccountError, Accounts
 from pipeline.edits import USAGE, parse_edit, read_edits_file
@@ -325,13 +326,7 @@ def _graph(args) -> int:
 
 
 def _prepare(args) -> int:
-    for key in args.models:
-        bar = tqdm(total=BUNDLED[key].size, desc=f"Assembling the {key} model", unit="B", unit_scale=True,
-                   file=sys.stderr, leave=False)
-        path = prepare_bundled(key, progress=lambda done, total: bar.update(done - bar.n))
-        bar.close()
-        print(f"{key}: {path}")
-    return 0
+    return prepare(args.models)
 
 
 def _global_options(parser: argparse.ArgumentParser, defaults: bool) -> None:

@@ -104,3 +104,28 @@ def test_unreadable_gguf_fails_with_model_error(tmp_path):
     with pytest.raises(ModelError, match="could not load"):
         LlamaCppChatModel(truncated)
     assert sys.modules["llama_cpp"]  # the library itself stays usable
+
+
+def test_prepare_command_assembles_once_and_then_only_says_where(fake_parts, monkeypatch, capsys):
+    from models import prepare
+
+    spec, data, cache = fake_parts
+    monkeypatch.setenv("RQA_MODEL_CACHE", str(cache))
+    assert prepare.main(["tiny"]) == 0
+    first = capsys.readouterr()
+    assert first.out == f"tiny: {cache / 'tiny.gguf'}\n"
+    assert "Assembling the tiny model" in first.err
+    assert prepare.main(["tiny"]) == 0
+    again = capsys.readouterr()
+    assert again.out == first.out and again.err == ""
+
+
+def test_prepare_command_imports_none_of_the_command_lines_heavy_modules():
+    import subprocess
+    from pathlib import Path
+
+    probe = ("import sys; from models import prepare; "
+             "print(sorted(m for m in ('chromadb', 'langchain_core', 'torch', 'pipeline.methods') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).parent.parent)
+    assert done.stdout.strip() == "[]"

@@ -11,8 +11,8 @@ from models.prompt_cache import common_prefix
 
 pytestmark = pytest.mark.real_model
 
-NOTES = "\n".join(f"[{i}] The town of Ashford{i} was founded in {1800 + i} beside the river Wey{i}." for i in range(25))
-LEDGER = "\n".join(f"- Item {i} costs {3 * i} coins at the market of Barrow{i}." for i in range(25))
+NOTES = "\n".join(f"[{i}] The town of Ashford{i} was founded in {1800 + i} beside the river Wey{i}." for i in range(10))
+LEDGER = "\n".join(f"- Item {i} costs {3 * i} coins at the market of Barrow{i}." for i in range(10))
 CALLS = [(NOTES, "When was Ashford3 founded?"), (LEDGER, "What does item 5 cost?"),
          (NOTES, "When was Ashford7 founded?"), (LEDGER, "What does item 9 cost?")]
 
