@@ -31,7 +31,7 @@ class SentenceEmbeddings(Embeddings):
     ``name`` and ``dimension`` are stored with every collection so it is never queried with another embedder. The
     model itself (torch and sentence-transformers, about 6 s on 2 cores) is loaded on the first embedding or by
     ``load()``, so commands that only list or share collections do not wait for it. Texts are embedded 16 at a
-    time: on 2 cores that embeds demo passages about 1.2 x as fast as 64 at a time (less padding per batch; see
+    time: on 2 cores that ingests demo passages about 1.27 x as fast as 64 at a time (less padding per batch; see
     docs/performance.md).
     """
 
