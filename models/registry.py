@@ -140,19 +140,27 @@ def prepare_bundled(
         return target
 
     parts = _part_paths(spec)
-    cache_dir.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")
     done = 0
     digest = hashlib.sha256()
-    with open(partial, "wb") as out:
-        for part in parts:
-            with open(part, "rb") as handle:
-                while block := handle.read(8 << 20):
-                    out.write(block)
-                    digest.update(block)
-                    done += len(block)
-                    if progress:
-                        progress(done, spec.size)
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        with open(partial, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as handle:
+                    while block := handle.read(8 << 20):
+                        out.write(block)
+                        digest.update(block)
+                        done += len(block)
+                        if progress:
+                            progress(done, spec.size)
+    except OSError as exc:  # a cache folder that cannot be made or written, a full disk
+        if partial.parent.is_dir():
+            partial.unlink(missing_ok=True)
+        raise ModelError(
+            f"The {spec.key} model could not be assembled in '{cache_dir}' ({exc.strerror or exc}). Fix: free "
+            f"{spec.size / 1e9:.1f} GB there, or set RQA_MODEL_CACHE to a writable folder."
+        ) from exc
     if digest.hexdigest() != spec.sha256 or done != spec.size:
         partial.unlink(missing_ok=True)
         raise ModelError(

@@ -129,3 +129,15 @@ def test_prepare_command_imports_none_of_the_command_lines_heavy_modules():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).parent.parent)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_cache_folder_that_cannot_be_made_gives_one_clear_error(fake_parts, tmp_path, monkeypatch, capsys):
+    from models import prepare
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(ModelError, match="could not be assembled in .*RQA_MODEL_CACHE"):
+        prepare_bundled("tiny", blocker / "cache")
+    monkeypatch.setenv("RQA_MODEL_CACHE", str(blocker / "cache"))
+    assert prepare.main(["tiny"]) == 2
+    assert capsys.readouterr().err.startswith("error: The tiny model could not be assembled")
