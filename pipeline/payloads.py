@@ -201,9 +201,15 @@ class SubQuestionPayload(_Strict):
     said: str = ""
     # asked for the likeliest answer after "not found": a passage holds it but does not state it (IRCoT's infer_hop)
     inferred: bool = False
-    # asked a second time, of passages retrieved from the whole collection, after the first asking found nothing
-    # (KGP's hop_beyond_walk)
+    # asked a second time after the first asking found nothing, of ``again_of``: the whole collection's
+    # retrieval (KGP's hop_beyond_walk; also what an empty ``again_of`` of an older trace means) or the next
+    # passages the same retrieval ranks (IRCoT's hop_next)
     again: bool = False
+    again_of: str = ""
+
+    def again_title(self) -> str:
+        """What a hop's title adds when it was asked a second time (" again, of the whole collection"), or ""."""
+        return f" again, of {self.again_of or 'the whole collection'}" if self.again else ""
 
 
 class ComparedValue(_Strict):

@@ -91,6 +91,19 @@ class HybridRetriever:
         return Retrieved(passages=deduplicate(merged)[:k], warnings=warnings)
 
 
+class NextRetriever:
+    """The passages ``retriever`` ranks after its first ``skip`` for a query: asking a question again of what
+    its first retrieval did not show (IRCoT's ``hop_next``)."""
+
+    def __init__(self, retriever: "HybridRetriever | PoolRetriever", skip: int) -> None:
+        self.retriever = retriever
+        self.skip = skip
+
+    def retrieve(self, query: str, k: int) -> Retrieved:
+        ranked = self.retriever.retrieve(query, self.skip + k)
+        return Retrieved(passages=ranked.passages[self.skip:], warnings=ranked.warnings)
+
+
 class PoolRetriever:
     """Retrieval restricted to a fixed set of passages (the per-question setting of multi-document QA): the
     reranker orders the pool for each query."""

@@ -949,3 +949,89 @@ def test_a_yes_no_question_s_words_are_matched_by_their_stems_frame_words_aside(
     doc = Document(page_content="Euptelea is a genus of trees native to Argentina.", metadata={"title": "Euptelea"})
     assert unsaid("Is Euptelea a type of genus?", doc) == []  # "genus" by its stem; "type" frames the predicate
     assert unsaid("Is Euptelea an Argentinian shrub?", doc) == ["shrub"]
+
+
+def test_a_hop_its_passages_do_not_answer_is_asked_again_of_the_next_ones_its_retrieval_ranks():
+    from pipeline.methods import get_method
+    from ui.view import render
+
+    def ranked(query, k):  # the director's passage ranks second for the second hop
+        if query == "Where was William Clemens born?":
+            return [LIBRARY["panama"], LIBRARY["clemens"], LIBRARY["cooper"]]
+        return library(query, k)
+
+    def reply(messages, options):
+        system, last = messages[0]["content"], messages[-1]["content"]
+        if system.startswith("You split a question"):
+            return "1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2"
+        if system.startswith("You answer one simple question"):
+            if "directed by William Clemens" in last:
+                return "[1] William Clemens"
+            return "[1] Saginaw, Michigan" if "Saginaw" in last else "not found"
+        return "READER GUESS"
+
+    def ask(hop_next):
+        retriever = ScriptedRetriever(ranked)
+        ctx = RunContext(llm=ScriptedLLM(reply), retriever=retriever, settings=settings_with(
+            answer_style="short", min_support=0, ircot={"mode": "hops", "k": 1, "hop_next": hop_next,
+                                                        "hop_fallback": "none"}))
+        return run_events("ircot", "Where was the director of film Torchy Blane In Panama born?", ctx), retriever
+
+    events, retriever = ask(hop_next=False)  # off: the chain ends at the second hop
+    assert [(h.payload.step, h.payload.found) for h in done(events, EventKind.SUBQUESTION)] == [(1, True), (2, False)]
+    assert len(retriever.queries) == 2
+
+    events, retriever = ask(hop_next=True)
+    asked = done(events, EventKind.SUBQUESTION)
+    assert [(h.payload.step, h.payload.answer) for h in asked] == [(1, "William Clemens"), (2, ""),
+                                                                   (2, "Saginaw, Michigan")]
+    again = asked[2]
+    assert again.parent_id == asked[1].id and again.payload.again and not asked[1].payload.again
+    assert again.title.startswith("Hop 2 again, of the next 1 passage its retrieval ranks")
+    assert [p.id for p in again.payload.passages] == ["clemens"]  # the first one, already read, is not shown again
+    assert ("Where was William Clemens born?", 2) in retriever.queries
+    assert "asked again, of the next 1 passage" in again.payload.note
+    assert answer_of(events).answer == "Saginaw, Michigan"
+    state = RunState.of(events)
+    assert "Hop 2 again, of the next 1 passage its retrieval ranks: Where was William Clemens born?" in render(state)
+    assert [h.get("again", False) for h in get_method("ircot").record(state)["hops"]] == [False, False, True]
+    # A hop its first passages answer is never asked again.
+    assert len([q for q in retriever.queries if q[0] == "Who directed Torchy Blane in Panama?"]) == 1
+
+
+@pytest.mark.parametrize("answering, asked_again", [(0.45, True), (0.1, False)])
+def test_a_not_found_the_model_leaned_away_from_is_asked_for_its_answer_when_its_odds_reach_answer_odds(
+        answering, asked_again):
+    import math
+
+    def reply(messages, options):
+        system, last = messages[0]["content"], messages[-1]["content"]
+        if system.startswith("You split a question"):
+            return "1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2"
+        if "Where was William Clemens born?" in last:  # under the grammar without "not found", it answers
+            return "not found" if "not found" in (options.grammar or "") else "[1] Saginaw, Michigan"
+        return "[1] William Clemens"
+
+    logprobs = {"[": math.log(answering), "not": math.log(1 - answering)}
+    llm = ScriptedLLM(reply, logprobs=logprobs)
+    ctx = RunContext(llm=llm, retriever=ScriptedRetriever(library), settings=settings_with(
+        answer_style="short", min_support=0, ircot={"mode": "hops", "answer_odds": 0.4, "hop_fallback": "none"}))
+    events = run_events("ircot", "Where was the director of film Torchy Blane In Panama born?", ctx)
+    hops = [e.payload for e in done(events, EventKind.SUBQUESTION)]
+    hop_calls = [options for messages, options in llm.calls if messages[0]["content"].startswith("You answer one")]
+    assert all(options.top_logprobs > 0 for options in hop_calls[:2])  # the odds are read from the first asking
+    if asked_again:
+        assert [(h.answer, h.found) for h in hops] == [("William Clemens", True), ("Saginaw, Michigan", True)]
+        assert "answering odds of 0.45" in hops[1].note and len(hop_calls) == 3
+        assert "not found" not in hop_calls[2].grammar
+        assert answer_of(events).answer == "Saginaw, Michigan"
+    else:
+        assert [(h.answer, h.found) for h in hops] == [("William Clemens", True), ("", False)]
+        assert len(hop_calls) == 2
+    # Off (the default): no alternatives are asked for and "not found" stands.
+    llm = ScriptedLLM(reply, logprobs=logprobs)
+    ctx = RunContext(llm=llm, retriever=ScriptedRetriever(library), settings=settings_with(
+        answer_style="short", min_support=0, ircot={"mode": "hops", "hop_fallback": "none"}))
+    events = run_events("ircot", "Where was the director of film Torchy Blane In Panama born?", ctx)
+    assert [h.payload.found for h in done(events, EventKind.SUBQUESTION)] == [True, False]
+    assert all(options.top_logprobs == 0 for _, options in llm.calls)

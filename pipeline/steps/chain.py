@@ -67,7 +67,7 @@ def _details(step: "StepEvent", state: "RunState") -> list[str]:
 
 def _subquestion_title(step: "StepEvent") -> str:
     p: SubQuestionPayload = step.payload
-    return f"Hop {p.step}{' again, of the whole collection' * p.again}: {p.question or p.planned}"
+    return f"Hop {p.step}{p.again_title()}: {p.question or p.planned}"
 
 
 def _compare_title(step: "StepEvent") -> str:

@@ -128,6 +128,24 @@ class IRCoTSettings(BaseModel):
         "(2 better, 1 worse, both gains a wrong county sharing the word \"County\"), EM unchanged; on test's 13, "
         "+4.7 [-10.0, +24.0] (2 / 3); most inferred bridges are wrong (docs/benchmarks.md).",
     )
+    hop_next: bool = Field(
+        False,
+        description="Hop by hop, when a sub-question's passages give no answer, ask it once more of the next k "
+        "passages its retrieval ranks (k+1 to 2k); the answer is checked against its passage as any hop's. One "
+        "more retrieval and call on such hops (this app's variant, issue 32). Off: on the 26 MuSiQue dev items of 51-100 "
+        "whose chain ended not found, F1 -4.6 [-16.9, +6.2] (1 better, 2 worse), EM -7.7; the next passages are "
+        "often about something else (\"the seat of Mountrail County\" read from a Korean county's page) "
+        "(docs/benchmarks.md).",
+    )
+    answer_odds: float = Field(
+        0.0, ge=0.0, le=1.0,
+        description="Hop by hop, when the model replies \"not found\" to a sub-question but its first token gave "
+        "answering (\"[\") at least these odds against \"not\", it is asked for its answer under a grammar "
+        "without \"not found\"; the answer is checked against its passage as any hop's. 0: off. One more call on "
+        "such hops, read from the same prompt state (this app's variant, issue 32). Off: 0.4, read off the odds of 26 "
+        "MuSiQue dev items' hops, gave F1 -1.1 [-3.1, +0.0] (0 better, 2 worse) on the 18 of dev 1-50 whose chain "
+        "ended not found; the answers it drew out were mostly the question's own words (docs/benchmarks.md).",
+    )
     named_only: bool = Field(
         False,
         description="Hop by hop, use a sub-question's answer only when the passage the model named holds it; an "

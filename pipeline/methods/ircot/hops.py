@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from langchain_core.documents import Document
 
-from models.llm import llm_cost
+from models.llm import ChatResult, llm_cost
 from pipeline.answering import NO_ANSWER, checked_text, stream_answer
 from pipeline.context import RunContext
 from pipeline.countries import people_of
@@ -35,13 +35,15 @@ from pipeline.methods.ircot.plan import (Plan, PlanError, about, both_plan, chai
 from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, ComparePayload, PassageRef,
                                PlanPayload, QAPair, SubQuestionPayload, WarningPayload, passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
-from pipeline.retrieval import deduplicate
+from pipeline.retrieval import NextRetriever, deduplicate
 from pipeline.text import normalize_answer
 from pipeline.untrusted import neutralise
 
 if TYPE_CHECKING:
     from pipeline.methods.ircot.chain import IRCoTSettings
 
+ODDS_ALTERNATIVES = 10  # first-token alternatives asked for when answer_odds reads them
+WHOLE_COLLECTION = "the whole collection"  # what KGP's hop_beyond_walk asks a hop again of
 _REPLY = re.compile(r"^\s*\[(\d+)\]\s*(.+?)\s*$", re.DOTALL)
 _YES_NO_QUESTION = re.compile(r"^(is|are|was|were|do|does|did|has|have|had|can|could|will|would)\b", re.I)
 # "Who is the father of X?", "Who was the director of X?": the one asked about is X, never the answer.
@@ -177,17 +179,23 @@ def continue_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSet
     """The hops of ``plan`` after those done (``hops`` and their step ``ids`` by number, the passages ``pool`` they
     collected), then the comparison and the answer. A run resumed with a hop answered by a person
     (``pipeline.resume``) continues here with that hop among those done."""
-    missing = yield from ask_hops(ctx, tracer, cfg, plan, plan_id, hops, ids, pool)
+    wider, wider_of = None, ""
+    if cfg.hop_next and ctx.retriever is not None:
+        wider = replace(ctx, retriever=NextRetriever(ctx.retriever, cfg.k))
+        wider_of = f"the next {cfg.k} passage{'s' * (cfg.k > 1)} its retrieval ranks"
+    missing = yield from ask_hops(ctx, tracer, cfg, plan, plan_id, hops, ids, pool, wider, wider_of)
     yield from conclude_hops(ctx, tracer, cfg, question, plan, hops, ids, pool, missing)
 
 
 def ask_hops(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", plan: Plan, plan_id: str,
-             hops: dict[int, Hop], ids: dict[int, str], pool: list[Document], wider: RunContext | None = None):
+             hops: dict[int, Hop], ids: dict[int, str], pool: list[Document], wider: RunContext | None = None,
+             wider_of: str = WHOLE_COLLECTION):
     """Ask the sub-questions of ``plan`` not yet in ``hops``, each with its own retrieval (``ctx.retrieve``), an
     earlier answer put into a later sub-question, until one finds no answer; fills ``hops``, their step ``ids``
     and the passages ``pool``. A sub-question that finds no answer is asked once more with ``wider``'s retrieval
-    when given (KGP: the whole collection after the walked passages). Yields the hops' events and returns why the
-    chain stops short, or None."""
+    when given, ``wider_of`` saying what that is (KGP: the whole collection after the walked passages; IRCoT's
+    ``hop_next``: the next passages its retrieval ranks). Yields the hops' events and returns why the chain
+    stops short, or None."""
     missing: str | None = None
     if any(hop.answer is None for hop in hops.values()):
         missing = f"No passage answers \"{hops[max(hops)].question}\"."
@@ -204,7 +212,7 @@ def ask_hops(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", plan: Plan, 
         if hop.answer is None and wider is not None:
             ctx.check_cancelled()
             first, ids[i] = ids[i], tracer.new_id("q")
-            hop = yield from _ask(wider, tracer, cfg, i, planned, asked, ids[i], first, given, again=True)
+            hop = yield from _ask(wider, tracer, cfg, i, planned, asked, ids[i], first, given, again=wider_of)
             pool += deduplicate(hop.passages, against=pool)
         hops[i] = hop
         if hop.answer is None:
@@ -236,12 +244,13 @@ def plan_event(tracer: Tracer, plan: Plan, plan_id: str, why: str, cost: dict,
 
 
 def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, planned: str, asked: str,
-         hop_id: str, parent: str, given: tuple[str, ...] = (), again: bool = False):
+         hop_id: str, parent: str, given: tuple[str, ...] = (), again: str = ""):
     """One hop's events; returns its ``Hop``. ``given`` holds the earlier answers put into ``asked``; an answer
     that does not fit the sub-question (``unfit``) is asked for once more (``ask_again_unfit``), the model told
-    why. ``again``: the hop is asked a second time, of wider passages, after the first found nothing."""
-    payload = SubQuestionPayload(step=step, planned=planned, question=asked, again=again)
-    title = f"Hop {step}{AGAIN_TITLE * again}: {asked}"
+    why. ``again``: the hop is asked a second time, after the first found nothing, of what it names ("the whole
+    collection")."""
+    payload = SubQuestionPayload(step=step, planned=planned, question=asked, again=bool(again), again_of=again)
+    title = f"Hop {step}{payload.again_title()}: {asked}"
     yield tracer.event(payload, title, id=hop_id, parent_id=parent, status=Status.RUNNING)
     retrieved = ctx.retrieve(asked, cfg.k)
     for warning in retrieved.warnings:
@@ -251,7 +260,8 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
     if hop.passages:
         prompt = load_prompt("ircot_hop_answer")
         messages = prompt.messages(question=asked, passages=format_passages(hop.passages))
-        result = ctx.llm.chat(messages, prompt.options(ctx.settings.temperature))
+        result = ctx.llm.chat(messages, prompt.options(ctx.settings.temperature,
+                                                       top_logprobs=ODDS_ALTERNATIVES * (cfg.answer_odds > 0)))
         cost = llm_cost(result)
         checked = given if cfg.ask_again_unfit else None
         read_answer(hop, result.text, checked, named_only=cfg.named_only,
@@ -267,6 +277,15 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
             read_answer(hop, again.text, checked, named_only=cfg.named_only,
                         checked_yes=cfg.checked_yes)
             hop.note = _joined(first, "Asked again:", hop.note or f"\"{hop.answer}\".")
+        elif cfg.answer_odds > 0 and hop.answer is None and hop.note == NOT_FOUND_NOTE and \
+                (odds := answer_odds(result)) >= cfg.answer_odds:
+            ctx.check_cancelled()
+            forced = replace(prompt.options(ctx.settings.temperature), grammar=load_prompt("ircot_hop_infer").grammar)
+            again = ctx.llm.chat(messages, forced)
+            cost = llm_cost(result, again)
+            read_answer(hop, again.text, checked, named_only=cfg.named_only, checked_yes=cfg.checked_yes)
+            hop.note = _joined(f"The model replied \"not found\" but gave answering odds of {odds:.2f}, at least "
+                               f"{cfg.answer_odds:.2f}: asked for its answer.", hop.note)
         elif cfg.infer_hop and hop.answer is None and hop.note == NOT_FOUND_NOTE:
             ctx.check_cancelled()
             infer = load_prompt("ircot_hop_infer")
@@ -281,13 +300,21 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
     else:
         hop.note = "No passage was retrieved for it."
     if again:
-        hop.note = _joined(WIDER_NOTE, hop.note)
+        hop.note = _joined(f"Its first passages held no answer: asked again, of {again}.", hop.note)
     done = payload.model_copy(update=dict(answer=hop.answer or "", source=hop.source, found=hop.answer is not None,
                                           passages=passage_refs(hop.passages), note=hop.note, said=hop.said or "",
                                           inferred=hop.inferred))
     said = f"{hop.answer} (inferred)" if hop.inferred else hop.answer or "not found"
     yield tracer.event(done, f"{title} → {said}", id=hop_id, parent_id=parent, **cost)
     return hop
+
+
+def answer_odds(result: ChatResult) -> float:
+    """How much the hop-answer call's first token leaned to answering: P("[") / (P("[") + P("not")), from its
+    alternatives (0 when none came)."""
+    answer = result.first_token_probability(("[",)) or 0.0
+    refusal = result.first_token_probability(("not",)) or 0.0
+    return answer / (answer + refusal) if answer + refusal else 0.0
 
 
 def parse_reply(reply: str, noun: str = "passage") -> tuple[int, str] | str:
@@ -302,8 +329,6 @@ def parse_reply(reply: str, noun: str = "passage") -> tuple[int, str] | str:
 
 
 NOT_FOUND_NOTE = "The model found no passage stating the answer."
-AGAIN_TITLE = " again, of the whole collection"
-WIDER_NOTE = "Its first passages held no answer: asked again of passages retrieved from the whole collection."
 INFERRED_NOTE = ("Asked for the likeliest answer, it named this one: the passage holds it but does not state it as "
                  "the answer, so it is inferred and may be wrong.")
 
