@@ -181,6 +181,9 @@ class PlanPayload(_Strict):
     error: str = ""
 
 
+WHOLE_COLLECTION = "the whole collection"  # what a hop is asked again of by default (KGP's hop_beyond_walk)
+
+
 class SubQuestionPayload(_Strict):
     """One hop: the sub-question as planned and as asked (earlier answers put in), the passages retrieved for
     it (numbered as its prompt showed them) and the answer read from one of them, checked to be in that
@@ -209,7 +212,7 @@ class SubQuestionPayload(_Strict):
 
     def again_title(self) -> str:
         """What a hop's title adds when it was asked a second time (" again, of the whole collection"), or ""."""
-        return f" again, of {self.again_of or 'the whole collection'}" if self.again else ""
+        return f" again, of {self.again_of or WHOLE_COLLECTION}" if self.again else ""
 
 
 class ComparedValue(_Strict):

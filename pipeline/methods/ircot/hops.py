@@ -33,7 +33,8 @@ from pipeline.methods.ircot.plan import (Plan, PlanError, about, both_plan, chai
                                          misfit, option_of, options, plan_for, refs_of, reordered_plan, restates,
                                          substitute)
 from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, ComparePayload, PassageRef,
-                               PlanPayload, QAPair, SubQuestionPayload, WarningPayload, passage_refs)
+                               PlanPayload, QAPair, SubQuestionPayload, WarningPayload, WHOLE_COLLECTION,
+                               passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
 from pipeline.retrieval import NextRetriever, deduplicate
 from pipeline.text import normalize_answer
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from pipeline.methods.ircot.chain import IRCoTSettings
 
 ODDS_ALTERNATIVES = 10  # first-token alternatives asked for when answer_odds reads them
-WHOLE_COLLECTION = "the whole collection"  # what KGP's hop_beyond_walk asks a hop again of
 _REPLY = re.compile(r"^\s*\[(\d+)\]\s*(.+?)\s*$", re.DOTALL)
 _YES_NO_QUESTION = re.compile(r"^(is|are|was|were|do|does|did|has|have|had|can|could|will|would)\b", re.I)
 # "Who is the father of X?", "Who was the director of X?": the one asked about is X, never the answer.
