@@ -59,10 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("data", type=Path, help="the evaluation JSONL file the traces were run on")
     parser.add_argument("traces", nargs="+", type=Path, help="trace folders of IRCoT runs")
     parser.add_argument("--model", default="default", help="the model the traces were run with")
-    parser.add_argument("--data-dir", type=Path, default=None, help="where models are cached")
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir() / "evaluation",
+                        help="the data folder whose models/ offers extra models (pipeline.evaluate's default)")
     parser.add_argument("--out", type=Path, required=True, help="JSON file for one row per hop")
     args = parser.parse_args(argv)
-    llm = Runtime(RuntimeConfig(data_dir=args.data_dir or default_data_dir(), model=args.model)).llm()
+    llm = Runtime(RuntimeConfig(data_dir=args.data_dir, model=args.model)).llm()
     rows = hop_rows(args.data, args.traces, llm)
     args.out.write_text(json.dumps(rows, indent=1), encoding="utf-8")
     groups = {"not found, a gold hop answer in its passages": [r for r in rows if not r["found"] and r["held"]],

@@ -31,11 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("data", type=Path, help="the evaluation JSONL file the results were run on")
     parser.add_argument("results", nargs="+", help="results files of pipeline.evaluate with IRCoT items")
     parser.add_argument("--k", type=int, default=4, help="passages a hop reads (IRCoTSettings.k)")
-    parser.add_argument("--data-dir", type=Path, default=None, help="where the closed corpus is indexed")
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir() / "evaluation",
+                        help="where the closed corpus is indexed (pipeline.evaluate's default)")
     args = parser.parse_args(argv)
     with open(args.data, encoding="utf-8") as handle:
         gold = {row["id"]: row for row in map(json.loads, filter(str.strip, handle))}
-    runtime = Runtime(RuntimeConfig(data_dir=args.data_dir or default_data_dir(), model="default"))
+    runtime = Runtime(RuntimeConfig(data_dir=args.data_dir, model="default"))
     retriever = HybridRetriever([closed_corpus(runtime.store, load_items(args.data), file_sha256(args.data))])
     unanswered = first = only_next = 0
     for path in args.results:
