@@ -64,7 +64,8 @@ def points(paths: list[Path]) -> dict[str, list[dict]]:
     latest run only (two points with one label would be told apart by nothing; runs from different days may come
     from different machines)."""
     out: dict[str, list[dict]] = defaultdict(list)
-    results = [(json.loads(Path(path).read_text()), path) for path in paths]
+    loaded = [(json.loads(Path(path).read_text()), path) for path in paths]
+    results = [(result, path) for result, path in loaded if isinstance(result, dict)]  # other benchmarks' lists
     latest: dict[tuple, str] = {}
     labels = {(id(result), method): point_label(result, method)
               for result, _ in results for method in result.get("methods", {})}

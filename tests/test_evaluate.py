@@ -218,7 +218,9 @@ def test_plots_draw_a_rerun_method_from_its_latest_run_only(tmp_path):
     new = results("new.json", "2026-11-23 10:00", ["oner"])
     other = tmp_path / "memory.json"
     other.write_text(json.dumps({"rows": []}))  # another benchmark's file: skipped
-    drawn = {(row["method"], row["file"]) for row in points([new, old, other])["hotpotqa"]}
+    listed = tmp_path / "answer-form.json"
+    listed.write_text(json.dumps([{"file": str(old), "f1": 50.0}]))  # another benchmark's list: skipped
+    drawn = {(row["method"], row["file"]) for row in points([new, old, other, listed])["hotpotqa"]}
     assert drawn == {("oner", str(new)), ("ircot", str(old))}
 
 
