@@ -300,6 +300,17 @@ def test_plots_leave_out_regression_and_checks_folders(tmp_path):
         "asqa-default.json", "ircot/hotpotqa-100.json"]
 
 
+def test_plots_read_every_committed_results_file():
+    """The charts are redrawn from docs/results after each evaluation; a results file the chart code cannot read
+    (as list-shaped files once stopped it, unnoticed for a week) fails here rather than at the next redraw."""
+    from benchmarks.plots import default_files, points
+    from tests.conftest import REPO
+
+    drawn = points(default_files(REPO / "docs" / "results"))
+    assert set(drawn) == {"asqa", "hotpotqa", "2wikimultihopqa", "musique"}
+    assert all(row["n"] > 0 and row["median_s"] > 0 for rows in drawn.values() for row in rows)
+
+
 def test_results_file_records_the_backend_and_refuses_to_mix_its_settings(tmp_path):
     path = tmp_path / "results.json"
     cache_on = {"backend": "llama.cpp in-process", "threads": 2, "prompt_cache_mb": 512}
