@@ -22,6 +22,35 @@ def pytest_configure(config):
                                        "with -m default_model (tests/test_examples.py)")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def patient_localhost_check():
+    """Gradio's ``launch`` gives up on its own loopback server after one HEAD request that takes over 3 s, and then
+    refuses to start ("When localhost is not accessible ..."); on two busy cores in CI that happened once. The check
+    here waits up to 60 s for the server to answer instead, so a test fails only if the server truly never does."""
+    import time
+
+    import httpx
+    from gradio import networking
+
+    original = networking.url_ok
+
+    def url_ok(url: str) -> bool:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.head(url, timeout=10, verify=False).status_code in (200, 401, 301, 302, 303, 307, 308):
+                    return True
+            except (httpx.ConnectError, httpx.TimeoutException):
+                pass
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)
+
+    networking.url_ok = url_ok
+    yield
+    networking.url_ok = original
+
+
 @pytest.fixture(scope="session")
 def embeddings():
     from models.embeddings import SentenceEmbeddings
