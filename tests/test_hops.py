@@ -999,6 +999,58 @@ def test_a_hop_its_passages_do_not_answer_is_asked_again_of_the_next_ones_its_re
     assert len([q for q in retriever.queries if q[0] == "Who directed Torchy Blane in Panama?"]) == 1
 
 
+class TitleOverlap:
+    """A reranker ordering passages by the words their titles share with the query (``library``'s order)."""
+
+    def rerank(self, query, documents, top_k):
+        words = set(query.lower().replace("?", "").split())
+        return sorted(documents, key=lambda d: -len(words & set(d.metadata["title"].lower().split())))[:top_k]
+
+
+def test_hops_asked_first_of_the_question_s_passages_then_of_the_whole_collection():
+    from pipeline.methods.ircot.hops import POOL_NOTE
+
+    question = "Where was the director of film Torchy Blane In Panama born?"
+
+    def ranked(query, k):  # the whole question's passages hold the film, not its director
+        if query == question:
+            return [LIBRARY["torchy"], LIBRARY["panama"]]
+        return library(query, k)
+
+    def reply(messages, options):
+        system, last = messages[0]["content"], messages[-1]["content"]
+        if system.startswith("You split a question"):
+            return "1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2"
+        if system.startswith("You answer one simple question"):
+            if "Who directed" in last:
+                return "[1] William Clemens" if "directed by William Clemens" in last else "not found"
+            return "[1] Saginaw, Michigan" if "Saginaw" in last else "not found"
+        return "READER GUESS"
+
+    def ask(hop_pool):
+        retriever = ScriptedRetriever(ranked)
+        ctx = RunContext(llm=ScriptedLLM(reply), retriever=retriever, reranker=TitleOverlap(), settings=settings_with(
+            answer_style="short", min_support=0, ircot={"mode": "hops", "k": 1, "hop_pool": hop_pool,
+                                                        "hop_fallback": "none"}))
+        return run_events("ircot", question, ctx), retriever
+
+    events, retriever = ask(hop_pool=0)  # off: each hop retrieves from the whole collection, once
+    assert retriever.queries == [("Who directed Torchy Blane in Panama?", 1), ("Where was William Clemens born?", 1)]
+    assert answer_of(events).answer == "Saginaw, Michigan"
+    assert POOL_NOTE.format(0) not in done(events, EventKind.PLAN)[0].payload.note
+
+    events, retriever = ask(hop_pool=2)
+    asked = done(events, EventKind.SUBQUESTION)
+    assert [(h.payload.step, h.payload.answer, [p.id for p in h.payload.passages]) for h in asked] == [
+        (1, "William Clemens", ["torchy"]), (2, "", ["torchy"]), (2, "Saginaw, Michigan", ["clemens"])]
+    # The first hop was answered from the question's passages with no retrieval of its own; the second, which
+    # they do not answer, was asked again of the whole collection.
+    assert retriever.queries == [(question, 2), ("Where was William Clemens born?", 1)]
+    assert asked[2].payload.again and asked[2].title.startswith("Hop 2 again, of the whole collection")
+    assert POOL_NOTE.format(2) in done(events, EventKind.PLAN)[0].payload.note
+    assert answer_of(events).answer == "Saginaw, Michigan"
+
+
 @pytest.mark.parametrize("answering, asked_again", [(0.45, True), (0.1, False)])
 def test_a_not_found_the_model_leaned_away_from_is_asked_for_its_answer_when_its_odds_reach_answer_odds(
         answering, asked_again):

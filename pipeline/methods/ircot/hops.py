@@ -36,7 +36,7 @@ from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, Compar
                                PlanPayload, QAPair, SubQuestionPayload, WarningPayload, WHOLE_COLLECTION,
                                passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
-from pipeline.retrieval import NextRetriever, deduplicate
+from pipeline.retrieval import NextRetriever, PoolRetriever, deduplicate
 from pipeline.text import normalize_answer
 from pipeline.untrusted import neutralise
 
@@ -169,9 +169,19 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
         yield tracer.event(PlanPayload(error=error, note=why), "Plan: unusable", id=plan_id, **cost)
         yield from run_sentences(question, ctx, tracer, cfg)
         return
-    yield plan_event(tracer, plan, plan_id, why, cost)
+    pool_note = POOL_NOTE.format(cfg.hop_pool) if pooled(ctx, cfg) else ""
+    yield plan_event(tracer, plan, plan_id, _joined(why, pool_note), cost)
 
     yield from continue_hops(question, ctx, tracer, cfg, plan, plan_id, {}, {}, [])
+
+
+POOL_NOTE = ("Each sub-question is asked first of the {} passages retrieved for the whole question, then, when they "
+             "do not answer it, of the whole collection.")
+
+
+def pooled(ctx: RunContext, cfg: "IRCoTSettings") -> bool:
+    """Whether the sub-questions are asked first of the question's own passages (``IRCoTSettings.hop_pool``)."""
+    return bool(cfg.hop_pool) and ctx.retriever is not None and ctx.reranker is not None
 
 
 def continue_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", plan: Plan, plan_id: str,
@@ -179,11 +189,17 @@ def continue_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSet
     """The hops of ``plan`` after those done (``hops`` and their step ``ids`` by number, the passages ``pool`` they
     collected), then the comparison and the answer. A run resumed with a hop answered by a person
     (``pipeline.resume``) continues here with that hop among those done."""
-    wider, wider_of = None, ""
-    if cfg.hop_next and ctx.retriever is not None:
+    first, wider, wider_of = ctx, None, ""
+    if pooled(ctx, cfg):
+        retrieved = ctx.retrieve(question, cfg.hop_pool)
+        for warning in retrieved.warnings:
+            yield tracer.event(WarningPayload(message=warning), warning, parent_id=plan_id)
+        first = replace(ctx, retriever=PoolRetriever(retrieved.passages, ctx.reranker))
+        wider, wider_of = ctx, WHOLE_COLLECTION
+    elif cfg.hop_next and ctx.retriever is not None:
         wider = replace(ctx, retriever=NextRetriever(ctx.retriever, cfg.k))
         wider_of = f"the next {cfg.k} passage{'s' * (cfg.k > 1)} its retrieval ranks"
-    missing = yield from ask_hops(ctx, tracer, cfg, plan, plan_id, hops, ids, pool, wider, wider_of)
+    missing = yield from ask_hops(first, tracer, cfg, plan, plan_id, hops, ids, pool, wider, wider_of)
     yield from conclude_hops(ctx, tracer, cfg, question, plan, hops, ids, pool, missing)
 
 
@@ -194,7 +210,8 @@ def ask_hops(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", plan: Plan, 
     earlier answer put into a later sub-question, until one finds no answer; fills ``hops``, their step ``ids``
     and the passages ``pool``. A sub-question that finds no answer is asked once more with ``wider``'s retrieval
     when given, ``wider_of`` saying what that is (KGP: the whole collection after the walked passages; IRCoT's
-    ``hop_next``: the next passages its retrieval ranks). Yields the hops' events and returns why the chain
+    ``hop_pool``: the whole collection after the question's passages; ``hop_next``: the next passages its retrieval
+    ranks). Yields the hops' events and returns why the chain
     stops short, or None."""
     missing: str | None = None
     if any(hop.answer is None for hop in hops.values()):
