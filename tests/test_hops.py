@@ -951,6 +951,18 @@ def test_a_yes_no_question_s_words_are_matched_by_their_stems_frame_words_aside(
     assert unsaid("Is Euptelea an Argentinian shrub?", doc) == ["shrub"]
 
 
+def torchy_reply(messages, options):
+    """The model of the Torchy Blane hops: the plan, each hop answered only from a passage that states it."""
+    system, last = messages[0]["content"], messages[-1]["content"]
+    if system.startswith("You split a question"):
+        return "1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2"
+    if system.startswith("You answer one simple question"):
+        if "Who directed" in last:
+            return "[1] William Clemens" if "directed by William Clemens" in last else "not found"
+        return "[1] Saginaw, Michigan" if "Saginaw" in last else "not found"
+    return "READER GUESS"
+
+
 def test_a_hop_its_passages_do_not_answer_is_asked_again_of_the_next_ones_its_retrieval_ranks():
     from pipeline.methods import get_method
     from ui.view import render
@@ -960,19 +972,9 @@ def test_a_hop_its_passages_do_not_answer_is_asked_again_of_the_next_ones_its_re
             return [LIBRARY["panama"], LIBRARY["clemens"], LIBRARY["cooper"]]
         return library(query, k)
 
-    def reply(messages, options):
-        system, last = messages[0]["content"], messages[-1]["content"]
-        if system.startswith("You split a question"):
-            return "1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2"
-        if system.startswith("You answer one simple question"):
-            if "directed by William Clemens" in last:
-                return "[1] William Clemens"
-            return "[1] Saginaw, Michigan" if "Saginaw" in last else "not found"
-        return "READER GUESS"
-
     def ask(hop_next):
         retriever = ScriptedRetriever(ranked)
-        ctx = RunContext(llm=ScriptedLLM(reply), retriever=retriever, settings=settings_with(
+        ctx = RunContext(llm=ScriptedLLM(torchy_reply), retriever=retriever, settings=settings_with(
             answer_style="short", min_support=0, ircot={"mode": "hops", "k": 1, "hop_next": hop_next,
                                                         "hop_fallback": "none"}))
         return run_events("ircot", "Where was the director of film Torchy Blane In Panama born?", ctx), retriever
@@ -1017,21 +1019,11 @@ def test_hops_asked_first_of_the_question_s_passages_then_of_the_whole_collectio
             return [LIBRARY["torchy"], LIBRARY["panama"]]
         return library(query, k)
 
-    def reply(messages, options):
-        system, last = messages[0]["content"], messages[-1]["content"]
-        if system.startswith("You split a question"):
-            return "1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2"
-        if system.startswith("You answer one simple question"):
-            if "Who directed" in last:
-                return "[1] William Clemens" if "directed by William Clemens" in last else "not found"
-            return "[1] Saginaw, Michigan" if "Saginaw" in last else "not found"
-        return "READER GUESS"
-
     def ask(hop_pool):
         retriever = ScriptedRetriever(ranked)
-        ctx = RunContext(llm=ScriptedLLM(reply), retriever=retriever, reranker=TitleOverlap(), settings=settings_with(
-            answer_style="short", min_support=0, ircot={"mode": "hops", "k": 1, "hop_pool": hop_pool,
-                                                        "hop_fallback": "none"}))
+        settings = settings_with(answer_style="short", min_support=0,
+                                 ircot={"mode": "hops", "k": 1, "hop_pool": hop_pool, "hop_fallback": "none"})
+        ctx = RunContext(llm=ScriptedLLM(torchy_reply), retriever=retriever, reranker=TitleOverlap(), settings=settings)
         return run_events("ircot", question, ctx), retriever
 
     events, retriever = ask(hop_pool=0)  # off: each hop retrieves from the whole collection, once
