@@ -25,10 +25,11 @@ from pipeline.methods import METHODS, MethodSpec, settings_models
 from pipeline.payloads import AnswerPayload, HopPayload, RetrievePayload, passage_refs
 from pipeline.prompting import load_prompt
 from pipeline.service import RunRequest, RunService
+from pipeline.settings import Settings
 from pipeline.settings_cli import settings_from_args
 from pipeline.steps import kind_of
 from pipeline.trace import markdown_report
-from tests.fakes import ScriptedLLM, ScriptedRetriever, TreeScript
+from tests.fakes import ScriptedLLM, ScriptedRetriever, TreeScript, settings_with
 from ui.answer import answer_message
 from ui.settings_form import build_settings_panel, settings_from_values
 from ui.view import render
@@ -58,8 +59,10 @@ def scripted_llm(method: str):
 
 
 def context(method: str, embeddings) -> RunContext:
+    # The web agent's script is the interactive agent's actions, whose steps are the most varied of its modes.
+    settings = settings_with(webagent={"mode": "interactive"}) if method == "webagent" else Settings()
     return RunContext(llm=scripted_llm(method), retriever=ScriptedRetriever(lambda q, k: DOCS),
-                      embeddings=embeddings, reranker=RankFusionReranker(embeddings))
+                      embeddings=embeddings, reranker=RankFusionReranker(embeddings), settings=settings)
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))

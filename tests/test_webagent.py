@@ -89,7 +89,10 @@ def allowed(schema: dict) -> dict[str, list | None]:
 
 
 def run(agent: Agent, docs=COMET, question=QUESTION, **webagent):
-    ctx = RunContext(llm=agent.llm, retriever=retriever(docs), settings=settings_with(webagent=webagent))
+    """The web agent over ``docs`` with the scripted ``agent``; mode auto unless given, so a plain question is
+    browsed by the interactive agent these tests script, one chosen action at a time."""
+    ctx = RunContext(llm=agent.llm, retriever=retriever(docs),
+                     settings=settings_with(webagent={"mode": "auto", **webagent}))
     events = run_events("webagent", question, ctx)
     return events, RunState.of(events)
 
@@ -365,7 +368,7 @@ def web_context(site_base: str, rows: list[dict], failures=(), collections=(), *
     backend = FlakySearch(list(failures), rows=rows)
     source = WebSource(backend=backend)
     source._pages = fetcher(timeout_s=0.5, max_bytes=200_000)  # reaches the loopback site only
-    agent_settings = settings_with(webagent=webagent).model_copy(update={"use_web": True})
+    agent_settings = settings_with(webagent={"mode": "auto", **webagent}).model_copy(update={"use_web": True})
     return backend, source, agent_settings, list(collections)
 
 
@@ -561,7 +564,7 @@ def test_the_fast_model_browses_a_local_web_end_to_end(fast_llm, embeddings):
         ("Mars", "Mars is the fourth planet from the Sun."),
         ("Comet", "A comet is an icy body that releases gas when it passes close to the Sun.")]]
     ctx = RunContext(llm=fast_llm, retriever=PoolRetriever(pool, RankFusionReranker(embeddings)),
-                     settings=settings_with(answer_style="short", webagent={"max_steps": 6}),
+                     settings=settings_with(answer_style="short", webagent={"mode": "auto", "max_steps": 6}),
                      embeddings=embeddings, reranker=RankFusionReranker(embeddings))
     events = run_events("webagent", "In which year will Halley's Comet next appear?", ctx)
     state = RunState.of(events)

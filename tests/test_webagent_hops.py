@@ -313,10 +313,13 @@ def test_the_evaluation_records_the_hops_and_the_pages_loaded_per_question(embed
     assert summarize([record])["webagent"]["metrics"]["pages_per_question"] == 2.0  # a count, not x100
 
 
+def test_hop_by_hop_is_the_default_mode():
+    assert WebAgentSettings().mode == "hops"
+
+
 def test_auto_goes_hop_by_hop_for_a_question_reached_through_another_and_browses_a_plain_one():
-    """The default mode chooses per question: a bridge question is planned (the plan says why), a plain one is
+    """Mode auto chooses per question: a bridge question is planned (the plan says why), a plain one is
     browsed one chosen action at a time, its first call the interactive agent's action."""
-    assert WebAgentSettings().mode == "auto"
     script = Script(BRIDGE_PLAN, {"Who directed Torchy Blane in Panama?": [("directed by", "William Clemens")],
                                   "Where was William Clemens born?": [("born in", "Saginaw, Michigan")]})
     events, state, _ = run(script, BRIDGE, mode="auto")

@@ -268,6 +268,10 @@ def test_a_sentence_the_web_agent_showed_added_as_a_fact_from_its_own_button(pag
     page_text = ("Tadej Pogacar won the 2024 Tour de France. It was his third overall victory. "
                  "He also won the Giro d'Italia that year.")
     open_app(page, serve(agent.llm, notes=[("Tour de France 2024", page_text)]))
+    # The scripted model plays the interactive agent, chosen in the settings panel (the default is hop by hop).
+    page.locator("#method-settings").get_by_text("Method settings").click()
+    page.locator("#settings-webagent").get_by_text("Web agent (search, read, quote)").click()
+    page.locator("#setting-webagent-mode input[value=interactive]").check()
     ask(page, Q24, method="Web agent")
     wait_done(page)
     window = page.locator("#reasoning li.kind-action .rv-window").first
