@@ -313,8 +313,19 @@ def test_the_evaluation_records_the_hops_and_the_pages_loaded_per_question(embed
     assert summarize([record])["webagent"]["metrics"]["pages_per_question"] == 2.0  # a count, not x100
 
 
-def test_hop_by_hop_is_the_default_mode():
+def test_hop_by_hop_is_the_default_mode_even_for_a_plain_question():
+    """The default (chosen on dev 51-100, docs/benchmarks.md) plans a plain question too: one sub-question, searched,
+    its answer quoted from the page that holds it."""
     assert WebAgentSettings().mode == "hops"
+    question = "Who directed Torchy Blane in Panama?"
+    script = Script(f"1. {question}\nAnswer: #1", {question: [("directed by", "William Clemens")]})
+    ctx = RunContext(llm=script.llm, retriever=ranked(PAGES),
+                     settings=settings_with(answer_style="short", min_support=0))
+    events = run_events("webagent", question, ctx)
+    state = RunState.of(events)
+    assert done(events, EventKind.PLAN)[0].payload.questions == [question]
+    assert script.read[0] == (question, "Torchy Blane in Panama")
+    assert state.answer.answer.startswith("William Clemens")
 
 
 def test_auto_goes_hop_by_hop_for_a_question_reached_through_another_and_browses_a_plain_one():
