@@ -544,3 +544,29 @@ def test_the_quantization_table_sets_each_types_reading_against_the_bundled_gguf
     assert made == [(bundled, "q4_0", tmp_path / "quantized")]
     assert rows == ["| q4_k_m (bundled) | 1 | 100 / 110 / 90 | 1.00 × | 30.0 |",
                     "| q4_0 | 2 | 120 / 130 / 125 | 1.25 × | 31.0 |"]
+
+
+def test_the_subject_check_estimate_keeps_moves_or_refuses_a_later_hops_answer_by_the_passages_naming_its_bridge():
+    from langchain_core.documents import Document
+
+    from benchmarks.subject_check import KEPT, MOVED, NOT_COMPARABLE, REFUSED, judge, later_hops
+
+    hops = [{"question": "Who performed Green?", "answer": "Steve Hillage", "source": 1},
+            {"question": "Who is the spouse of Steve Hillage?", "answer": "Miquette Giraudy", "source": 2},
+            {"question": "Where was Miquette Giraudy born?", "answer": None, "source": None}]
+    assert [(h["answer"], b) for h, b in later_hops(hops)] == [("Miquette Giraudy", ["Steve Hillage"])]
+
+    about = Document(page_content="Steve Hillage married Miquette Giraudy.", metadata={"title": "Steve Hillage"})
+    other = Document(page_content="Miquette Giraudy married a painter.", metadata={"title": "Paris"})
+    filler = Document(page_content="Nothing here.", metadata={"title": "Filler"})
+    asked = hops[1]
+
+    def retrieving(*docs):
+        return lambda question, n: list(docs)[:n]
+
+    assert judge(asked, ["Steve Hillage"], retrieving(filler, about), k=2) == KEPT
+    assert judge(asked, ["Steve Hillage"], retrieving(about, other), k=2) == MOVED
+    assert judge(asked, ["Steve Hillage"], retrieving(filler, other), k=2) == REFUSED
+    assert judge(asked, ["Steve Hillage"], retrieving(other, filler), k=2) == NOT_COMPARABLE
+    # a hop asked again of its next passages named a passage among ranks k+1..2k
+    assert judge({**asked, "again": True}, ["Steve Hillage"], retrieving(filler, filler, filler, about), k=2) == KEPT
