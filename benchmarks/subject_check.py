@@ -66,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="where the closed corpus is indexed (pipeline.evaluate's default)")
     args = parser.parse_args(argv)
+    unreadable = [str(p) for p in (args.data, *args.results) if not Path(p).is_file()]
+    if unreadable:
+        parser.error(f"no such file: {', '.join(unreadable)}")
     from pipeline.evaluation.data import file_sha256, load_items
     from pipeline.evaluation.harness import closed_corpus
     from pipeline.retrieval import HybridRetriever
@@ -77,8 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     counts: Counter[str] = Counter()
     refused_f1: list[float] = []
     for path in args.results:
-        with open(path, encoding="utf-8") as handle:
-            items = json.load(handle)["items"]
+        try:
+            with open(path, encoding="utf-8") as handle:
+                items = json.load(handle)["items"]
+        except (ValueError, KeyError, TypeError) as exc:
+            print(f"error: {path} is not a results file of pipeline.evaluate ({exc})", file=sys.stderr)
+            return 2
         for item in items:
             if item.get("method") != "ircot":
                 continue

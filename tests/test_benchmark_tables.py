@@ -570,3 +570,12 @@ def test_the_subject_check_estimate_keeps_moves_or_refuses_a_later_hops_answer_b
     assert judge(asked, ["Steve Hillage"], retrieving(other, filler), k=2) == NOT_COMPARABLE
     # a hop asked again of its next passages named a passage among ranks k+1..2k
     assert judge({**asked, "again": True}, ["Steve Hillage"], retrieving(filler, filler, filler, about), k=2) == KEPT
+
+
+def test_the_subject_check_estimate_names_a_missing_file_before_loading_anything(tmp_path, capsys):
+    from benchmarks.subject_check import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["data/eval/musique.jsonl", str(tmp_path / "missing.json")])
+    assert stop.value.code == 2
+    assert "missing.json" in capsys.readouterr().err
