@@ -33,8 +33,8 @@ from pathlib import Path
 
 from benchmarks.compare_results import paired_change
 from pipeline.edits import DropPassage, Prune
-from pipeline.evaluation.data import file_sha256, load_items
-from pipeline.evaluation.harness import closed_corpus, make_context, score
+from pipeline.evaluation.data import load_items
+from pipeline.evaluation.harness import file_corpus, make_context, score
 from pipeline.evaluation.tables import machine
 from pipeline.fold import RunState
 from pipeline.payloads import NodePayload
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     first_s = {(r["id"], r["method"]): r["cost"]["wall_s"]
                for r in json.loads(args.results.read_text())["items"]}
     runtime = Runtime(RuntimeConfig(model=args.model))
-    collection = closed_corpus(runtime.store, load_items(args.data), file_sha256(args.data))
+    collection = file_corpus(runtime.store, args.data)
     llm = runtime.llm()
     reranker = RankFusionReranker(runtime.embeddings)
     service = RunService()

@@ -69,14 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     unreadable = [str(p) for p in (args.data, *args.results) if not Path(p).is_file()]
     if unreadable:
         parser.error(f"no such file: {', '.join(unreadable)}")
-    from pipeline.evaluation.data import file_sha256, load_items
-    from pipeline.evaluation.harness import closed_corpus
+    from pipeline.evaluation.harness import file_corpus
     from pipeline.retrieval import HybridRetriever
     from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
 
     data_dir = args.data_dir or default_data_dir() / "evaluation"
     runtime = Runtime(RuntimeConfig(data_dir=data_dir, model="default"))
-    retriever = HybridRetriever([closed_corpus(runtime.store, load_items(args.data), file_sha256(args.data))])
+    retriever = HybridRetriever([file_corpus(runtime.store, args.data)])
     counts: Counter[str] = Counter()
     refused_f1: list[float] = []
     for path in args.results:

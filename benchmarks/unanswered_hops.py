@@ -19,8 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from pipeline.evaluation.data import file_sha256, load_items
-from pipeline.evaluation.harness import closed_corpus
+from pipeline.evaluation.harness import file_corpus
 from pipeline.methods.ircot.hops import holds
 from pipeline.retrieval import HybridRetriever
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
@@ -37,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.data, encoding="utf-8") as handle:
         gold = {row["id"]: row for row in map(json.loads, filter(str.strip, handle))}
     runtime = Runtime(RuntimeConfig(data_dir=args.data_dir, model="default"))
-    retriever = HybridRetriever([closed_corpus(runtime.store, load_items(args.data), file_sha256(args.data))])
+    retriever = HybridRetriever([file_corpus(runtime.store, args.data)])
     unanswered = first = only_next = 0
     for path in args.results:
         with open(path, encoding="utf-8") as handle:

@@ -19,7 +19,7 @@ from corpora.store import CollectionStore, PassageCollection
 from models.rerankers import RankFusionReranker
 from pipeline.context import RunContext
 from pipeline import metrics
-from pipeline.evaluation.data import EvalItem, file_sha256, passage_document
+from pipeline.evaluation.data import EvalItem, file_sha256, load_items, passage_document
 from pipeline.methods import METHODS
 from pipeline.retrieval import HybridRetriever, PoolRetriever
 from pipeline.auto import auto_record
@@ -75,6 +75,11 @@ def closed_corpus(store: CollectionStore, items: list[EvalItem], data_sha256: st
     if not collection.graph_status().current:
         collection.update_graph()
     return collection
+
+
+def file_corpus(store: CollectionStore, data: Path) -> PassageCollection:
+    """The closed corpus of the evaluation file ``data``, as ``pipeline.evaluate`` indexes and caches it."""
+    return closed_corpus(store, load_items(data), file_sha256(data))
 
 
 def score(item: EvalItem, prediction: str, retrieved: set[str] | None) -> dict[str, float]:
