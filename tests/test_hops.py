@@ -633,6 +633,12 @@ def test_a_hop_still_answered_with_its_own_entity_is_not_found_and_off_it_is_kep
     ("In what year was the BAe 146 first flown?", "British Aerospace", "not a date"),
     ("How many times did plague occur in Venice?", "the Black Death", "not a number"),
     ("Who is the father of Alexandre Dumas fils?", "Alexandre Dumas fils", "asks about"),
+    ("Where was William Clemens born?", "9 February 1933", "is a date, not the place"),
+    ("Where was William Beaudine born?", "January 15, 1892", "is a date, not the place"),
+    ("In which country was Scott Sidney born?", "1872", "is a date, not the place"),
+    ("Where was William Clemens born?", "Saginaw, Michigan", ""),
+    ("Where did the siege end?", "May 1945, Berlin", ""),  # a place with its date
+    ("Where was the treaty signed?", "March", ""),  # a town's name can be a month's: no digit, no refusal
     ("When did Alexander the Great die?", "June 323 BC", ""),
     ("When did the Korean War stalemate begin?", "mid-1951", ""),
     ("How many times did plague occur in Venice?", "twenty-two", ""),

@@ -435,6 +435,26 @@ def test_a_page_answering_a_hop_with_the_entity_put_into_it_is_not_used_when_set
         assert second.answer == "William Clemens"
 
 
+@pytest.mark.parametrize("refuse", [True, False])
+def test_a_date_read_for_where_someone_was_born_is_not_used_when_set(refuse):
+    """The demo's case: a page about someone else gave a birth date for "Where was William Clemens born?"."""
+    pages = {**PAGES, "williams": page("williams", "Charles Williams, Baron Williams of Elvel", "Charles Williams "
+                                       "was born on 9 February 1933. He was a British politician.")}
+    script = Script(BRIDGE_PLAN, {
+        "Who directed Torchy Blane in Panama?": [("directed by William Clemens", "William Clemens")],
+        "Where was William Clemens born?": [("born on 9 February", "9 February 1933"),
+                                            ("born in Saginaw", "Saginaw, Michigan")]})
+    retriever = ranked(pages, {"Where was William Clemens born?": ["williams", "clemens"]})
+    events, state, _ = run(script, BRIDGE, retriever, refuse_unfit=refuse)
+
+    second = done(events, EventKind.SUBQUESTION)[1].payload
+    if refuse:
+        assert second.answer == "Saginaw, Michigan" and "is a date, not the place" in second.note
+        assert state.answer.answer == "Saginaw, Michigan"
+    else:
+        assert second.answer == "9 February 1933"
+
+
 def test_a_page_that_gives_instructions_is_read_as_data_hop_by_hop():
     """The default mode faces hostile pages too: the instruction never reaches the model, and an answer that obeys
     it is on no page, so it is not used."""

@@ -114,9 +114,10 @@ class IRCoTSettings(BaseModel):
         False,
         description="Hop by hop, when a sub-question's answer cannot answer it (the one it asks about, or an "
         "earlier answer put into it: \"Who wrote Turn Me On by Norah Jones?\" answered \"Norah Jones\"; no date "
-        "for a \"when\", no number for a \"how many\"), ask the model once more, telling it why; an answer still "
-        "unfit is not found. One more call on such hops (this app's variant, issue 32). Off: on MuSiQue's 27 first-50 "
-        "dev items that go hop by hop it fired once and changed no answer (docs/benchmarks.md).",
+        "for a \"when\", no number for a \"how many\", a date alone for a \"where\"), ask the model once more, "
+        "telling it why; an answer still unfit is not found. One more call on such hops (this app's variant, "
+        "issue 32). Off: on MuSiQue's 27 first-50 dev items that go hop by hop it fired once and changed no "
+        "answer (docs/benchmarks.md).",
     )
     infer_hop: bool = Field(
         False,

@@ -56,6 +56,11 @@ _WHEN = re.compile(r"^\s*(?:when\b|(?:in|on|from|since|until|by)?\s*(?:what|whic
 _DATE_LIKE = re.compile(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|century|"
                         r"centuries|decade|\b(?:bc|bce|ad|ce)\b|\bera\b|\bage\b|dynasty|period|reign|war\b",
                         re.I)
+_WHERE = re.compile(r"^\s*(?:where\b|(?:in|from|at|to)?\s*(?:what|which)\s+(?:city|town|village|country|nation|state|"
+                    r"county|province|region|place|continent)\b)", re.I)
+# A date and nothing else: "9 February 1933", "January 15, 1892", "1872", "c. 1650 AD".
+_ONLY_DATE = re.compile(r"^(?=.*\d)(?:\s|[,.\-–/]|\d+(?:st|nd|rd|th|s)?|circa|c|ca|ad|bc|bce|ce|early|mid|late|"
+                        r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*)+$", re.I)
 _HOW_MANY = re.compile(r"^\s*how\s+(?:many|much)\b", re.I)
 _NUMBER_LIKE = re.compile(r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                           r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|"
@@ -446,9 +451,9 @@ def unsaid(question: str, doc: Document) -> list[str]:
 def unfit(question: str, answer: str, given: tuple[str, ...] = ()) -> str:
     """Why ``answer`` cannot answer the simple ``question``, or "" when it may: it is the one the question asks
     about (``is_subject``, or an earlier answer put into the question, ``given``: "Who wrote Turn Me On by Norah
-    Jones?" is not answered by "Norah Jones"), or a "when" question is answered with no date or a "how many" one
-    with no number. Only whole names count: a namesake ("Alexandre Dumas" for the father of "Alexandre Dumas fils")
-    is an answer."""
+    Jones?" is not answered by "Norah Jones"), or a "when" question is answered with no date, a "how many" one
+    with no number, or a "where" one with a date alone ("Where was William Clemens born?": "9 February 1933").
+    Only whole names count: a namesake ("Alexandre Dumas" for the father of "Alexandre Dumas fils") is an answer."""
     said = normalize_answer(_PARENTHESIS.sub("", answer))
     if is_subject(question, answer) or any(said == normalize_answer(_PARENTHESIS.sub("", g)) for g in given if g):
         return f"\"{answer}\" is the one the question asks about, not the answer"
@@ -456,6 +461,8 @@ def unfit(question: str, answer: str, given: tuple[str, ...] = ()) -> str:
         return f"\"{answer}\" is not a date, which the question asks for"
     if _HOW_MANY.match(question) and not _NUMBER_LIKE.search(answer):
         return f"\"{answer}\" is not a number, which the question asks for"
+    if _WHERE.match(question) and _ONLY_DATE.match(answer.strip()):
+        return f"\"{answer}\" is a date, not the place the question asks for"
     return ""
 
 

@@ -68,9 +68,9 @@ class WebAgentSettings(BaseModel):
     refuse_unfit: bool = Field(
         False,
         description="hops mode, an answer a page gives that cannot answer the sub-question (the one it asks about "
-        "or an earlier answer put into it, no date for a \"when\", no number for a \"how many\": "
-        "pipeline.methods.ircot.hops.unfit) is not used, and the next page is read (as IRCoTSettings."
-        "ask_again_unfit, without asking the same page again; issue 32). Off: not measured yet.")
+        "or an earlier answer put into it, no date for a \"when\", no number for a \"how many\", a date alone "
+        "for a \"where\": pipeline.methods.ircot.hops.unfit) is not used, and the next page is read (as "
+        "IRCoTSettings.ask_again_unfit, without asking the same page again; issue 32). Off: not measured yet.")
     ask_again_restated: bool = Field(
         False,
         description="hops mode, when the model's plan begins with the whole question again, ask it once more for "
