@@ -579,3 +579,25 @@ def test_the_subject_check_estimate_names_a_missing_file_before_loading_anything
         main(["data/eval/musique.jsonl", str(tmp_path / "missing.json")])
     assert stop.value.code == 2
     assert "missing.json" in capsys.readouterr().err
+
+
+def test_the_unfit_items_are_those_whose_hop_answer_the_check_refuses(tmp_path, capsys):
+    from benchmarks.unfit_items import main, unfit_hop
+
+    clemens = [{"question": "Who directed Torchy Blane in Panama?", "answer": "William Clemens"},
+               {"question": "Where was William Clemens born?", "answer": "9 February 1933"}]
+    assert "is a date" in unfit_hop(clemens)[1]
+    assert unfit_hop([clemens[0], {**clemens[1], "answer": "Saginaw, Michigan"}]) is None
+    given = [{"question": "Who wrote Turn Me On?", "answer": "Norah Jones"},
+             {"question": "Who is the spouse of Norah Jones?", "answer": "Norah Jones"}]
+    assert unfit_hop(given)[0] is given[1]  # an earlier answer put into the hop
+    assert unfit_hop([{"question": "Is Elko in Michigan?", "answer": "no"}]) is None
+
+    record = {"method": "webagent", "scores": {"f1": 0.0}}
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps({"items": [{**record, "id": "a", "hops": clemens},
+                                             {**record, "id": "b", "hops": clemens[:1]},
+                                             {**record, "id": "c", "method": "oner"}]}))
+    assert main([str(results)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2].endswith("1 of 2 hop-by-hop webagent items with an unfit hop answer") and out[-1] == "a"
