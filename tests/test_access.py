@@ -384,7 +384,8 @@ def test_old_traces_are_deleted_and_new_ones_kept(tmp_path):
     cleaner = TraceCleaner(tmp_path / "traces", days=7, every_s=0.05).start()
     try:
         deadline = time.time() + 30  # generous: on a loaded machine the cleaner runs late
-        while old.exists() and time.time() < deadline:
+        # one round deletes the file, then the folders it leaves empty: wait for the folders too
+        while (tmp_path / "traces" / "bob").exists() and time.time() < deadline:
             time.sleep(0.05)
     finally:
         cleaner.stop()
