@@ -58,9 +58,9 @@ _DATE_LIKE = re.compile(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|n
                         re.I)
 _WHERE = re.compile(r"^\s*(?:where\b|(?:in|from|at|to)?\s*(?:what|which)\s+(?:city|town|village|country|nation|state|"
                     r"county|province|region|place|continent)\b)", re.I)
-# A date and nothing else: "9 February 1933", "January 15, 1892", "1872", "c. 1650 AD".
-_ONLY_DATE = re.compile(r"^(?=.*\d)(?:\s|[,.\-–/]|\d+(?:st|nd|rd|th|s)?|circa|c|ca|ad|bc|bce|ce|early|mid|late|"
-                        r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*)+$", re.I)
+# A date and nothing else, word by word: "9 February 1933", "January 15, 1892", "1872", "c. 1650 AD".
+_DATE_WORD = re.compile(r"\d+(?:st|nd|rd|th|s)?|circa|c|ca|ad|bc|bce|ce|early|mid|late|"
+                        r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*", re.I)
 _HOW_MANY = re.compile(r"^\s*how\s+(?:many|much)\b", re.I)
 _NUMBER_LIKE = re.compile(r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                           r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|"
@@ -461,9 +461,15 @@ def unfit(question: str, answer: str, given: tuple[str, ...] = ()) -> str:
         return f"\"{answer}\" is not a date, which the question asks for"
     if _HOW_MANY.match(question) and not _NUMBER_LIKE.search(answer):
         return f"\"{answer}\" is not a number, which the question asks for"
-    if _WHERE.match(question) and _ONLY_DATE.match(answer.strip()):
+    if _WHERE.match(question) and _only_date(answer):
         return f"\"{answer}\" is a date, not the place the question asks for"
     return ""
+
+
+def _only_date(answer: str) -> bool:
+    """Whether ``answer`` is a date and nothing else: every word a day, month, year or era word, one with a digit."""
+    words = [w for w in re.split(r"[\s,.\-–/]+", answer) if w]
+    return any(w[0].isdigit() for w in words) and all(_DATE_WORD.fullmatch(w) for w in words)
 
 
 def is_subject(question: str, answer: str) -> bool:
