@@ -13,7 +13,7 @@ from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.payloads import AnswerExtras, AnswerPayload, RetrievePayload, TokenPayload, WarningPayload, passage_refs
 from pipeline.prompting import Prompt
-from pipeline.support import abstention, best_support, says_unanswerable, unsourced_names
+from pipeline.support import abstention, best_support, cite_by_terms, says_unanswerable, unsourced_names
 from pipeline.text import CITATION
 from pipeline.untrusted import WITHHELD, StreamGuard, check_answer, flag_message, injected_targets, scan
 
@@ -87,7 +87,10 @@ def stream_answer(
     model itself says so is marked ``abstained`` too. The check reads ``support_passages`` when given (every
     passage the method retrieved, where the prompt holds only a chosen few), else ``passages``; the answer is
     supported when the question or one of ``support_questions`` (ToC's kept interpretations, restated in the
-    passages' words) is."""
+    passages' words) is.
+
+    A long answer in which the model cited no passage gets citations from the app where one or two passages
+    mention most of a sentence's terms, with a warning saying so (``support.cite_by_terms``)."""
     step = tracer.new_id("a")
     yield tracer.event(AnswerPayload(), title, id=step, parent_id=parent_id, status=Status.RUNNING)
     if grounded and ctx.settings.min_support > 0:
@@ -121,6 +124,9 @@ def stream_answer(
                                                   "instruction-like text: check it against the passages."),
                            "Uncited answer", parent_id=step)
     abstained, names = says_unanswerable(text), []
+    if not cited and passages and not abstained and text not in (NO_ANSWER, WITHHELD) \
+            and ctx.settings.answer_style == "long":
+        text, cited = yield from _cite_uncited(tracer, text, passages, step)
     if grounded and not abstained and text not in (NO_ANSWER, WITHHELD):
         names = unsourced_names(text, passages, values.get("question", ""))
         if names:
@@ -129,6 +135,20 @@ def stream_answer(
                             finish_reason=result.finish_reason, abstained=abstained, unsourced=names,
                             extras=extras)
     yield tracer.event(payload, title, id=step, parent_id=parent_id, **llm_cost(result))
+
+
+def _cite_uncited(tracer: Tracer, text: str, passages: list[Document],
+                  step: str) -> Generator[StepEvent, None, tuple[str, list[int]]]:
+    """An answer the model wrote without citations, cited where one or two passages hold most of a sentence's
+    terms (``support.cite_by_terms``), with a warning saying that the markers are the app's, not the model's."""
+    cited_text = cite_by_terms(text, passages)
+    cited = cited_numbers(cited_text, len(passages))
+    if cited:
+        yield tracer.event(WarningPayload(message="The model cited no passage. The app added the [n] marks where one "
+                                                  "or two passages mention most of a sentence's names and terms: "
+                                                  "check the answer against them."),
+                           "Citations added", parent_id=step)
+    return (cited_text, cited) if cited else (text, [])
 
 
 def _unsupported(ctx: RunContext, values: dict[str, str], passages: list[Document],

@@ -23,7 +23,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from models.lexical import stemmer
-from pipeline.text import normalize_answer, strip_citations
+from pipeline.text import normalize_answer, sentence_spans, strip_citations
 from pipeline.untrusted import neutralise
 
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*", re.UNICODE)
@@ -208,3 +208,67 @@ _UNANSWERABLE = re.compile(
 def says_unanswerable(answer: str) -> bool:
     """Whether the answer says that the passages do not answer the question."""
     return bool(_UNANSWERABLE.search(answer))
+
+
+CITE_BY_TERMS = 0.6  # the share of a sentence's key terms its passages must mention to be cited to them
+_SECOND_GAIN = 0.15  # a second passage is cited too when it adds this share of the key terms the first lacks
+
+
+def cite_by_terms(answer: str, passages: list[Document], threshold: float = CITE_BY_TERMS) -> str:
+    """``answer``, which cites no passage, with ``[n]`` added before the end of each sentence whose key terms
+    (``key_terms``: names and numbers count double, compared by stem) are mostly mentioned by one passage, or by two
+    together (the second cited when it adds at least ``_SECOND_GAIN`` of them); a sentence no passage covers to
+    ``threshold`` is left uncited. For a model that wrote a right answer without its citations (a person cannot check an answer that
+    points nowhere); the caller says that the markers were added."""
+    texts = [set(_stems(_WORD.findall(_passage_text(p)))) for p in passages]
+    out = []
+    for line in answer.split("\n"):
+        pieces, last = [], 0
+        for start, end in sentence_spans(line):
+            sentence = line[start:end]
+            numbers = _covering(sentence, texts, threshold)
+            if numbers:
+                body = sentence.rstrip()
+                cut = _before_end_mark(body)
+                marks = "".join(f" [{n}]" for n in numbers)
+                sentence = body[:cut].rstrip() + marks + body[cut:] + sentence[len(body):]
+            pieces.append(line[last:start] + sentence)
+            last = end
+        out.append("".join(pieces) + line[last:])
+    return "\n".join(out)
+
+
+def _before_end_mark(sentence: str) -> int:
+    """Where a citation goes in ``sentence`` (no trailing space): before its closing punctuation and the quote
+    marks after it, else at its end."""
+    quotes = len(sentence)
+    while quotes > 0 and sentence[quotes - 1] in "\"'”’":
+        quotes -= 1
+    stop = quotes
+    while stop > 0 and sentence[stop - 1] in ".!?":
+        stop -= 1
+    return stop if 0 < stop < quotes else len(sentence)
+
+
+def _covering(sentence: str, texts: list[set[str]], threshold: float) -> list[int]:
+    """The numbers (1-based) of the one or two passages whose stems cover ``threshold`` of the sentence's key
+    terms, the best first; [] when none do."""
+    terms = key_terms(sentence)
+    if not terms or not texts:
+        return []
+    weights: dict[str, float] = {}
+    for (_, weight), stem in zip(terms, _stems([t for t, _ in terms])):
+        weights[stem] = max(weights.get(stem, 0.0), weight)
+    total = sum(weights.values())
+
+    def share(stems: set[str]) -> float:
+        return sum(w for s, w in weights.items() if s in stems) / total
+
+    best = max(range(len(texts)), key=lambda i: share(texts[i]))
+    second = max((i for i in range(len(texts)) if i != best), key=lambda i: share(texts[best] | texts[i]),
+                 default=None)
+    alone = share(texts[best])
+    both = share(texts[best] | texts[second]) if second is not None else alone
+    if both < threshold:
+        return []
+    return [best + 1] if alone >= threshold and both - alone < _SECOND_GAIN else [best + 1, second + 1]

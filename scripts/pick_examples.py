@@ -5,9 +5,10 @@ holding it, the check of tests/test_examples.py.
     .venv/bin/python scripts/pick_examples.py --methods ircot,kgp,webagent --out picks.jsonl [--model default]
 
 Candidates are the dev items on which a method did well and OneR did not in a saved evaluation: for ToC the
-ASQA items of docs/results/toc/asqa-default.json where ToC's STR-EM beat OneR's by 0.3 or more; for the multi-hop
-methods the items of docs/results/ircot/*-default.json where IRCoT's F1 was 1 and OneR's was below it (KGP and
-the web agent have no saved default-model run to pick from). Each method stops after ``--keep`` passing items or
+ASQA items of docs/results/toc/asqa-default.json where ToC's STR-EM beat OneR's by 0.3 or more; for IRCoT and KGP
+the items of docs/results/ircot/*-default.json where IRCoT's F1 was 1 and OneR's was below it (KGP has no saved
+default-model run over the demo corpus to pick from); for the web agent the items of its hop-by-hop dev runs
+(docs/results/webagent/hops/*-hops-dev-first50.json) where its F1 was 1 and OneR's (docs/results/ircot) below it. Each method stops after ``--keep`` passing items or
 ``--tries`` runs. Every outcome is one JSON line of ``--out``. It runs a real model: about half a minute a
 question with the default model on 2 cores; run nothing else meanwhile.
 """
@@ -49,14 +50,18 @@ def candidates(method: str) -> list[dict]:
         return found
     rounds = []
     for name in MULTI_HOP_FILES:
-        path = RESULTS / "ircot" / f"{name}-default.json"
+        baselines = RESULTS / "ircot" / f"{name}-default.json"
+        path = RESULTS / "webagent" / "hops" / f"{name}-hops-dev-first50.json" if method == "webagent" else baselines
+        shown = "web agent hop by hop" if method == "webagent" else "IRCoT"
+        oners = {key: runs["oner"] for key, runs in _by_item(baselines).items() if "oner" in runs}
         rows = []
-        for runs in _by_item(path).values():
-            ircot, oner = runs.get("ircot"), runs.get("oner")
-            if ircot and oner and ircot["scores"]["f1"] == 1.0 and oner["scores"]["f1"] < 1.0:
-                rows.append({"question": ircot["question"], "gold": ircot["gold"],
-                             "source": f"{name} dev; F1 IRCoT 100 vs OneR {100 * oner['scores']['f1']:.0f} "
-                                       f"({path.relative_to(RESULTS.parent.parent)})"})
+        for key, runs in _by_item(path).items():
+            best, oner = runs.get("webagent" if method == "webagent" else "ircot"), oners.get(key)
+            if best and oner and best["scores"]["f1"] == 1.0 and oner["scores"]["f1"] < 1.0:
+                rows.append({"question": best["question"], "gold": best["gold"],
+                             "source": f"{name} dev; F1 {shown} 100 ({path.relative_to(RESULTS.parent.parent)}) "
+                                       f"vs OneR {100 * oner['scores']['f1']:.0f} "
+                                       f"({baselines.relative_to(RESULTS.parent.parent)})"})
         rounds.append(rows)
     for row in zip_longest(*rounds):  # alternate the files so every kind of question is tried early
         found.extend(item for item in row if item)

@@ -285,6 +285,29 @@ def test_unsourced_names_counts_warnings_on_right_and_wrong_saved_answers(tmp_pa
     assert "not in the passages: Charlotte, Bronte" in out and "not in the passages: 1816" in out
 
 
+def test_cite_by_terms_compares_the_apps_citations_with_the_models_own(tmp_path, capsys, monkeypatch, embeddings):
+    from benchmarks import cite_by_terms
+    from pipeline import runtime
+
+    passages = [{"title": "Emma", "text": "Emma is a novel by Jane Austen, published in 1815.", "supporting": True},
+                {"title": "Persuasion", "text": "Persuasion is a novel by Jane Austen, published in 1817.",
+                 "supporting": False}]
+    data = tmp_path / "toy.jsonl"
+    data.write_text(json.dumps({"id": "q0", "dataset": "toy", "question": "Who wrote Emma?", "answers": ["Jane Austen"],
+                                "type": "bridge", "passages": passages}) + "\n")
+    prediction = "Emma was published in 1815 [1]. Persuasion was published in 1817 [1]. Austen wrote well [2]."
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"data": str(data), "setting": "closed", "top_k": 5, "items": [
+        {"id": "q0", "method": "oner", "question": "Who wrote Emma?", "prediction": prediction, "scores": {}}]}))
+    monkeypatch.setattr(runtime.Runtime, "embeddings", property(lambda self: embeddings))
+    monkeypatch.setattr("sys.argv", ["cite_by_terms", str(results), "--data-dir", str(tmp_path / "store"),
+                                     "--thresholds", "0.6"])
+    cite_by_terms.main()
+    out = capsys.readouterr().out
+    # the passages come back in retrieval order: Emma's first; the three sentences agree, differ, stay uncited
+    assert "| 0.60 | 3 | 1 (33%) | 1 (33%) | 1 (33%) |" in out
+
+
 def test_by_type_compares_each_question_type_with_its_interval(tmp_path, capsys, monkeypatch):
     from benchmarks import by_type
 

@@ -41,6 +41,23 @@ def test_the_check_reads_whole_words_after_normalisation():
     assert not holds("Rushmore is a mountain.", ("Rush",))
 
 
+def test_the_picker_offers_each_multi_hop_method_the_dev_items_its_saved_runs_answered_and_oner_did_not():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from pick_examples import candidates
+
+    webagent, kgp = candidates("webagent"), candidates("kgp")
+    assert webagent and kgp
+    assert all("web agent hop by hop 100" in c["source"] and "webagent/hops" in c["source"] for c in webagent)
+    assert all("IRCoT 100" in c["source"] for c in kgp)
+    assert all(" vs OneR 100 " not in c["source"] for c in webagent + kgp)
+    # the examples' own web agent item is one of them
+    shown = [e.question for e in demo_examples() if e.method == "webagent"]
+    assert set(shown) & {c["question"] for c in webagent}
+
+
 @pytest.fixture(scope="module")
 def selected(request):
     """Skips unless the model check was asked for (before the demo corpus or a model is touched)."""

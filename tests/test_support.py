@@ -9,7 +9,8 @@ from langchain_core.documents import Document
 
 from pipeline.context import RunContext
 from pipeline.events import EventKind, Status
-from pipeline.support import abstention, check_support, key_terms, says_unanswerable, unsourced_names
+from pipeline.support import (abstention, check_support, cite_by_terms, key_terms, says_unanswerable,
+                              unsourced_names)
 from tests.fakes import ScriptedLLM, ScriptedRetriever, run_events, settings_with
 
 WEASLEY = "Who played the Weasley brothers in Harry Potter?"
@@ -206,3 +207,43 @@ def test_sourced_answers_abstentions_and_nor_get_no_such_warning(method, passage
                      retriever=ScriptedRetriever(lambda query, k: passages[:k]), settings=settings_with())
     events = run_events(method, WEASLEY, ctx)
     assert not [e for e in events if e.kind == EventKind.WARNING]
+
+
+COUNTERPARTS = Document(page_content='"Counterparts" is a song by the Canadian rock band Rush, released in 1993.',
+                        metadata={"title": "Counterparts (song)"}, id="c")
+PEART = Document(page_content="Neil Peart, the drummer of Rush, was inducted into the Modern Drummer Hall of Fame "
+                              "in 1983.", metadata={"title": "Neil Peart"}, id="p")
+
+
+def test_an_uncited_answer_is_cited_where_passages_hold_most_of_a_sentences_terms():
+    passages = [MONA, COUNTERPARTS, PEART]
+    assert cite_by_terms("Rush released Counterparts in 1993. Neil Peart was its drummer.", passages) == \
+        "Rush released Counterparts in 1993 [2]. Neil Peart was its drummer [3]."
+    # one sentence held by two passages cites both, the one holding more first
+    assert cite_by_terms("Rush released Counterparts in 1993, and Neil Peart entered the Modern Drummer Hall of "
+                         "Fame in 1983.", passages).endswith("in 1983 [3] [2].")
+    # a sentence no passage holds stays uncited; the mark goes before closing punctuation and quotes
+    assert cite_by_terms("Paris is the capital of France.\nHe said \"Rush, 1993!\"", passages) == \
+        "Paris is the capital of France.\nHe said \"Rush, 1993 [2]!\""
+    assert cite_by_terms("Rush.", []) == "Rush."
+
+
+def test_a_run_whose_model_cites_nothing_gets_the_apps_citations_with_a_warning():
+    question = "Which Canadian band released Counterparts, and who was its drummer?"
+    reply = "Rush released Counterparts in 1993. Neil Peart was its drummer."
+    ctx = RunContext(llm=ScriptedLLM(lambda messages, options: reply),
+                     retriever=ScriptedRetriever(lambda query, k: [COUNTERPARTS, PEART][:k]),
+                     settings=settings_with())
+    events = run_events("oner", question, ctx)
+    assert [e.title for e in events if e.kind == EventKind.WARNING] == ["Citations added"]
+    answer = events[-1].payload
+    assert answer.answer == "Rush released Counterparts in 1993 [1]. Neil Peart was its drummer [2]."
+    assert answer.citations == [1, 2]
+    # the model's own citations are kept as they are, and an answer no passage holds is not cited
+    for reply, expected in [("Rush [2].", [2]), ("Tomatoes grow in Spain.", [])]:
+        ctx = RunContext(llm=ScriptedLLM(lambda messages, options: reply),
+                         retriever=ScriptedRetriever(lambda query, k: [COUNTERPARTS, PEART][:k]),
+                         settings=settings_with(min_support=0))
+        events = run_events("oner", question, ctx)
+        assert events[-1].payload.answer == reply and events[-1].payload.citations == expected
+        assert "Citations added" not in [e.title for e in events if e.kind == EventKind.WARNING]

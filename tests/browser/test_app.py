@@ -214,7 +214,7 @@ def test_markup_in_passages_and_answers_is_shown_as_text(page, serve):
 
 def test_two_sessions_asking_at_once_each_get_their_own_answer(chromium, serve):
     llm = ScriptedLLM(lambda messages, options: "The answer to " + messages[-1]["content"].rsplit("Question: ", 1)[1]
-                      .split("\n")[0] + " is here." + " So it is." * 8, delay=0.2, gate=CALL_GATE)
+                      .split("\n")[0] + " is here [1]." + " So it is." * 8, delay=0.2, gate=CALL_GATE)
     # A reply of about 6 s: long enough for the second person's page to show its place in the line even when
     # the machine is busy.
     url = serve(llm)
@@ -241,7 +241,7 @@ def test_two_sessions_asking_at_once_each_get_their_own_answer(chromium, serve):
             wait_done(page)
         for page, mine, other in zip(pages, questions, reversed(questions)):
             text = last_answer(page).inner_text()
-            assert f"The answer to {mine} is here." in text and other not in page.inner_text("#chat")
+            assert f"The answer to {mine} is here" in text and other not in page.inner_text("#chat")
     finally:
         for context in contexts:
             context.close()

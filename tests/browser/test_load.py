@@ -24,7 +24,7 @@ def dead_server():
 def test_eight_sessions_each_get_their_own_answer_and_none_waits_on_a_dead_server(chromium, serve, dead_server):
     def reply(messages, options):
         question = messages[-1]["content"].rsplit("Question: ", 1)[1].split("\n")[0]
-        return f"The answer to {question} is here."
+        return f"The answer to {question} is here [1]."
 
     url = serve(ScriptedLLM(reply, delay=0.02, gate=CALL_GATE), endpoints=[f"dead=openai:{dead_server}"])
     contexts = [chromium.new_context(viewport={"width": 1400, "height": 900}) for _ in range(8)]
@@ -44,7 +44,7 @@ def test_eight_sessions_each_get_their_own_answer_and_none_waits_on_a_dead_serve
             page.wait_for_selector("#reasoning .rv-done", timeout=60_000)
         others_done = time.perf_counter() - started
         for page, mine in zip(pages[1:], questions[1:]):
-            assert f"The answer to {mine} is here." in last_answer(page).inner_text()
+            assert f"The answer to {mine} is here" in last_answer(page).inner_text()
             assert sum(q in page.inner_text("#chat") for q in questions) == 1  # nobody else's question or answer
         # The dead server's person is still waiting, and held up nobody.
         assert pages[0].query_selector("#reasoning .rv-done") is None
