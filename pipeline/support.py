@@ -218,8 +218,8 @@ def cite_by_terms(answer: str, passages: list[Document], threshold: float = CITE
     """``answer``, which cites no passage, with ``[n]`` added before the end of each sentence whose key terms
     (``key_terms``: names and numbers count double, compared by stem) are mostly mentioned by one passage, or by two
     together (the second cited when it adds at least ``_SECOND_GAIN`` of them); a sentence no passage covers to
-    ``threshold`` is left uncited. For a model that wrote a right answer without its citations (a person cannot check an answer that
-    points nowhere); the caller says that the markers were added."""
+    ``threshold`` is left uncited. For a model that wrote a right answer without its citations (a person cannot
+    check an answer that points nowhere); the caller says that the markers were added."""
     texts = [set(_stems(_WORD.findall(_passage_text(p)))) for p in passages]
     out = []
     for line in answer.split("\n"):
