@@ -113,7 +113,7 @@ def _by_terms(question: str, passages: list[Document], threshold: float) -> Supp
     total = sum(w for _, w in terms)
     coverage, anywhere = 0.0, set()
     for passage in passages:
-        present = set(_stems(_WORD.findall(_passage_text(passage))))
+        present = passage_stems(passage)
         found = {stem for stem in stems if stem in present}
         anywhere |= found
         coverage = max(coverage, sum(w for (_, w), stem in zip(terms, stems) if stem in found) / total)
@@ -171,6 +171,11 @@ def coverage(question: str, passage: Document) -> float:
     return _by_terms(question, [passage], 1.0).coverage
 
 
+def passage_stems(passage: Document) -> set[str]:
+    """The stems of ``passage``'s title and text as the model reads them: what the term checks look for."""
+    return set(_stems(_WORD.findall(_passage_text(passage))))
+
+
 def _passage_text(passage: Document) -> str:
     return f"{passage.metadata.get('title', '')}. {neutralise(passage.page_content).text}"
 
@@ -220,7 +225,7 @@ def cite_by_terms(answer: str, passages: list[Document], threshold: float = CITE
     together (the second cited when it adds at least ``_SECOND_GAIN`` of them); a sentence no passage covers to
     ``threshold`` is left uncited. For a model that wrote a right answer without its citations (a person cannot
     check an answer that points nowhere); the caller says that the markers were added."""
-    texts = [set(_stems(_WORD.findall(_passage_text(p)))) for p in passages]
+    texts = [passage_stems(p) for p in passages]
     out = []
     for line in answer.split("\n"):
         pieces, last = [], 0
