@@ -12,9 +12,9 @@ from models.llm import ChatResult, GenerationOptions, llm_cost
 from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.payloads import AnswerExtras, AnswerPayload, RetrievePayload, TokenPayload, WarningPayload, passage_refs
-from pipeline.prompting import Prompt
+from pipeline.prompting import Prompt, load_prompt
 from pipeline.support import abstention, best_support, cite_by_terms, says_unanswerable, unsourced_names
-from pipeline.text import CITATION
+from pipeline.text import CITATION, asks_for_phrase, is_yes_no, normalize_answer
 from pipeline.untrusted import WITHHELD, StreamGuard, check_answer, flag_message, injected_targets, scan
 
 NO_ANSWER = "The model wrote no answer. Ask again, or choose another method."
@@ -89,6 +89,9 @@ def stream_answer(
     supported when the question or one of ``support_questions`` (ToC's kept interpretations, restated in the
     passages' words) is.
 
+    A short answer that is a bare yes or no to a question asking for a name, place, date or number is asked for
+    once more (``Settings.ask_again_yes_no``), with a warning; a second yes or no gives no answer.
+
     A long answer in which the model cited no passage gets citations from the app where one or two passages
     mention most of a sentence's terms, with a warning saying so (``support.cite_by_terms``)."""
     step = tracer.new_id("a")
@@ -107,7 +110,12 @@ def stream_answer(
         guard = StreamGuard(targets) if targets else None
     result = yield from _generate(ctx, tracer, prompt, values, guard, step, title, parent_id)
     checked, question = passages if check_passages is None else check_passages, values.get("question", "")
-    check = check_answer(result.text.strip(), checked, question)
+    results, reply = [result], result.text.strip()
+    if ctx.settings.answer_style == "short" and ctx.settings.ask_again_yes_no and is_yes_no(reply) \
+            and asks_for_phrase(question):
+        again, reply = yield from _ask_for_phrase(ctx, tracer, prompt, values, reply, step)
+        results.append(again)
+    check = check_answer(reply, checked, question)
     if finish is not None and check.text != WITHHELD:
         # What ``finish`` appends passes the same check: nothing reaches the answer after it.
         check = check.then(check_answer(finish(check.text), checked, question))
@@ -132,9 +140,9 @@ def stream_answer(
         if names:
             yield _unsourced_warning(tracer, names, step)
     payload = AnswerPayload(answer=text, citations=cited, passages=passage_refs(passages),
-                            finish_reason=result.finish_reason, abstained=abstained, unsourced=names,
+                            finish_reason=results[-1].finish_reason, abstained=abstained, unsourced=names,
                             extras=extras)
-    yield tracer.event(payload, title, id=step, parent_id=parent_id, **llm_cost(result))
+    yield tracer.event(payload, title, id=step, parent_id=parent_id, **llm_cost(*results))
 
 
 def _cite_uncited(tracer: Tracer, text: str, passages: list[Document],
@@ -149,6 +157,32 @@ def _cite_uncited(tracer: Tracer, text: str, passages: list[Document],
                                                   "check the answer against them."),
                            "Citations added", parent_id=step)
     return (cited_text, cited) if cited else (text, [])
+
+
+def _ask_for_phrase(ctx: RunContext, tracer: Tracer, prompt: Prompt, values: dict[str, str], said: str,
+                    step: str) -> Generator[StepEvent, None, tuple[ChatResult, str]]:
+    """A bare yes or no (``said``) to a question that asks for a name, place, date or number, asked for once more
+    in the same chat (``prompts/short_answer_again.yaml`` tells the model why), with a warning saying so; returns
+    the second reply and the answer: that reply, or an abstention when it is a yes or no again or says that no
+    passage states the answer."""
+    ctx.check_cancelled()
+    follow = load_prompt("short_answer_again")
+    messages = [*prompt.messages(**values), {"role": "assistant", "content": said}, *follow.messages(said=said)]
+    again = ctx.llm.chat(messages, GenerationOptions(max_tokens=ctx.settings.answer_max_tokens or prompt.max_tokens,
+                                                     temperature=ctx.settings.temperature))
+    reply = again.text.strip()
+    first = f"The model answered “{said}”, which cannot answer a question asking for a name, place, date or number"
+    if not reply or is_yes_no(reply) or says_unanswerable(reply) or normalize_answer(reply) in _NOT_STATED:
+        answer = f"The sources read do not state the answer (the model replied “{said}”, which does not answer it)."
+        message = f"{first}; asked again, it gave no such answer, so none is given."
+    else:
+        answer, message = reply, f"{first}: asked again, it answered “{reply}”."
+    yield tracer.event(WarningPayload(message=message), "A yes or no to a question asking for a name",
+                       parent_id=step)
+    return again, answer
+
+
+_NOT_STATED = ("not stated", "not found")
 
 
 def _unsupported(ctx: RunContext, values: dict[str, str], passages: list[Document],

@@ -133,6 +133,11 @@ class RunState:
     def errors(self) -> list[str]:
         return [n.payload.message for ns in self.notes.values() for n in ns if isinstance(n.payload, ErrorPayload)]
 
+    def warnings(self) -> list[str]:
+        """The titles of the run's warnings, each once, in the order first given."""
+        return list(dict.fromkeys(n.title for ns in self.notes.values() for n in ns
+                                  if isinstance(n.payload, WarningPayload)))
+
     def stopped(self) -> bool:
         """Whether the run was stopped (a warning marked ``stopped``)."""
         return any(isinstance(n.payload, WarningPayload) and n.payload.stopped

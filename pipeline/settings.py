@@ -43,6 +43,11 @@ class Settings(BaseModel):
         "Calibrated for the bundled all-MiniLM-L6-v2 embedder: on held-out dev items the pair abstains on 90% "
         "of questions whose passages are absent, against 57% for the earlier lexical-only check, and wrongly on "
         "5 of 200 whose passages are present (docs/benchmarks.md).")
+    ask_again_yes_no: bool = Field(
+        True, description="A short answer that is a bare yes or no to a question asking for a name, place, date or "
+        "number (pipeline.text.asks_for_phrase) is asked for once more, the model told why; a second yes or no "
+        "is not given as the answer. Measured on the dev and test items it touches (docs/benchmarks.md, \"A yes "
+        "or no to a question that asks for a name\").", json_schema_extra=HIDDEN)
     passage_window: int = Field(
         0, ge=0, le=300,
         description="OneR's answer (and Auto's quick answer) shows each passage as at most about this many words: "

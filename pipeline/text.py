@@ -22,6 +22,25 @@ def normalize_unaccented(text: str) -> str:
     return normalize_answer("".join(c for c in decomposed if not unicodedata.combining(c)))
 
 
+# A yes / no question begins with a verb ("Is ...", "Did ...", "Were both ..."); a question word asks for a phrase.
+_YES_NO_START = re.compile(r"^\W*(?:is|are|am|was|were|do|does|did|has|have|had|can|could|will|would|should|shall|"
+                           r"may|might|must)\b", re.IGNORECASE)
+_QUESTION_WORD = re.compile(r"\b(?:who|whom|whose|what|which|when|where|why|how)\b", re.IGNORECASE)
+
+
+def asks_for_phrase(question: str) -> bool:
+    """Whether ``question`` asks for a name, place, date, number or phrase, which a bare yes or no cannot answer:
+    it holds a question word (who, what, which, when, where, why, how) and does not begin as a yes / no question
+    does ("Is X older than Y?", "Did the director of X ...?" are left alone). On the dev and test files of
+    HotpotQA, 2Wiki and MuSiQue no question with a yes / no gold answer is such a question."""
+    return bool(_QUESTION_WORD.search(question)) and not _YES_NO_START.match(question)
+
+
+def is_yes_no(answer: str) -> bool:
+    """Whether ``answer`` is a bare yes or no ("No.", "yes")."""
+    return normalize_answer(answer) in ("yes", "no")
+
+
 # Words that end with a period without ending a sentence ("Mr. Smith", "St. Louis"); single letters
 # ("J. R. R. Tolkien") are handled separately.
 _ABBREVIATIONS = frozenset(

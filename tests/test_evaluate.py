@@ -335,3 +335,16 @@ def test_the_command_records_the_models_backend(toy):
     data, llm, tmp_path = toy
     assert run(data, tmp_path, "--methods", "oner") == 0
     assert json.loads((tmp_path / "results.json").read_text())["backend"] == {"backend": "ScriptedLLM"}
+
+
+def test_an_items_warnings_are_recorded_by_title(toy, monkeypatch):
+    data, _, tmp_path = toy
+
+    def reply(messages, options):  # a "no" to "Who wrote Emma?", asked again: the name
+        return "Jane Austen" if "does not answer this question" in messages[-1]["content"] else "no"
+
+    monkeypatch.setattr(runtime, "load_chat_model", lambda choice, **kw: ScriptedLLM(reply))
+    assert run(data, tmp_path, "--methods", "oner", "--limit", "1") == 0
+    [record] = json.loads((tmp_path / "results.json").read_text())["items"]
+    assert record["prediction"] == "Jane Austen" and record["cost"]["llm_calls"] == 2
+    assert record["warnings"] == ["A yes or no to a question asking for a name"]

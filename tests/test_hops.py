@@ -616,6 +616,19 @@ def test_a_hop_answered_with_the_entity_put_into_it_is_asked_again_and_the_model
     assert answer_of(events).answer == "John D. Loudermilk"
 
 
+def test_a_yes_or_no_to_a_hop_asking_for_a_name_is_asked_again_and_the_model_told_why():
+    llm, told = _asked_again("[2] no", "[2] John D. Loudermilk")
+    events = _run_turn_me_on(llm, ask_again_unfit=True)
+    hops = [e.payload for e in done(events, EventKind.SUBQUESTION)]
+    assert [h.answer for h in hops] == ["Norah Jones", "John D. Loudermilk"]
+    assert len(told) == 1 and "is a yes or no, and the question asks for a name" in told[0]
+    assert answer_of(events).answer == "John D. Loudermilk"
+    # a yes / no question keeps its judgement
+    from pipeline.methods.ircot.hops import unfit
+    assert unfit("Did Norah Jones record Turn Me On?", "yes") == ""
+    assert unfit("Who wrote Turn Me On by Norah Jones?", "No").startswith('"No" is a yes or no')
+
+
 def test_a_hop_still_answered_with_its_own_entity_is_not_found_and_off_it_is_kept_as_before():
     llm, told = _asked_again("[1] Norah Jones", "[2] Norah Jones")
     events = _run_turn_me_on(llm, ask_again_unfit=True)

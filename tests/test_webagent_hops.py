@@ -436,6 +436,24 @@ def test_a_page_answering_a_hop_with_the_entity_put_into_it_is_not_used_when_set
 
 
 @pytest.mark.parametrize("refuse", [True, False])
+def test_a_yes_or_no_read_for_who_directed_a_film_is_not_used_when_set(refuse):
+    pages = {**PAGES, "panama": page("panama", "Panama", "Panama is a country. Torchy Blane did not go there.")}
+    script = Script(BRIDGE_PLAN, {
+        "Who directed Torchy Blane in Panama?": [("did not go there", "no"),
+                                                 ("directed by William Clemens", "William Clemens")],
+        "Where was William Clemens born?": [("born in Saginaw", "Saginaw, Michigan")]})
+    retriever = ranked(pages, {"Who directed Torchy Blane in Panama?": ["panama", "torchy"]})
+    events, state, _ = run(script, BRIDGE, retriever, refuse_unfit=refuse)
+
+    first = done(events, EventKind.SUBQUESTION)[0].payload
+    if refuse:
+        assert first.answer == "William Clemens" and "is a yes or no, and the question asks for a name" in first.note
+        assert state.answer.answer == "Saginaw, Michigan"
+    else:
+        assert first.answer == "no"
+
+
+@pytest.mark.parametrize("refuse", [True, False])
 def test_a_date_read_for_where_someone_was_born_is_not_used_when_set(refuse):
     """The demo's case: a page about someone else gave a birth date for "Where was William Clemens born?"."""
     pages = {**PAGES, "williams": page("williams", "Charles Williams, Baron Williams of Elvel", "Charles Williams "

@@ -135,6 +135,7 @@ def run_item(service: RunService, method: str, item: EvalItem, ctx: RunContext) 
         **({"abstained": True} if state.answer and state.answer.abstained else {}),
         **kept,
         **(auto_record(state) if method == AUTO else {}),
+        **({"warnings": warnings} if (warnings := state.warnings()) else {}),
         **({"error": "; ".join(errors)} if errors else {}),
     }
 

@@ -37,7 +37,7 @@ from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, Compar
                                passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
 from pipeline.retrieval import NextRetriever, PoolRetriever, deduplicate
-from pipeline.text import normalize_answer
+from pipeline.text import asks_for_phrase, normalize_answer
 from pipeline.untrusted import neutralise
 
 if TYPE_CHECKING:
@@ -382,6 +382,9 @@ def read_answer(hop: Hop, reply: str, given: tuple[str, ...] | None = None, *,
         if not in_range:
             hop.note = f"The reply names passage [{named}], which was not retrieved."
             return
+        if given is not None and (why := unfit(hop.question, answer)):
+            hop.unfit, hop.note = why, f"{why}: not used."
+            return
         hop.answer, hop.source = answer.lower(), named
         if checked_yes and hop.answer == "yes" and _YES_NO_QUESTION.match(hop.question):
             check_yes(hop)
@@ -452,8 +455,11 @@ def unfit(question: str, answer: str, given: tuple[str, ...] = ()) -> str:
     """Why ``answer`` cannot answer the simple ``question``, or "" when it may: it is the one the question asks
     about (``is_subject``, or an earlier answer put into the question, ``given``: "Who wrote Turn Me On by Norah
     Jones?" is not answered by "Norah Jones"), or a "when" question is answered with no date, a "how many" one
-    with no number, or a "where" one with a date alone ("Where was William Clemens born?": "9 February 1933").
+    with no number, a "where" one with a date alone ("Where was William Clemens born?": "9 February 1933"), or
+    one asking for a name, place, date or number with a yes or no (``asks_for_phrase``).
     Only whole names count: a namesake ("Alexandre Dumas" for the father of "Alexandre Dumas fils") is an answer."""
+    if is_judgement(answer) and asks_for_phrase(question):
+        return f"\"{answer}\" is a yes or no, and the question asks for a name, place, date or number"
     said = normalize_answer(_PARENTHESIS.sub("", answer))
     if is_subject(question, answer) or any(said == normalize_answer(_PARENTHESIS.sub("", g)) for g in given if g):
         return f"\"{answer}\" is the one the question asks about, not the answer"
