@@ -491,3 +491,48 @@ def test_a_page_that_gives_instructions_is_read_as_data_hop_by_hop():
     assert any(MARKER in text for text in readings)
     hop = state.payloads(SubQuestionPayload)[-1]
     assert not hop.found and "PWNED" not in (state.answer.answer if state.answer else "")
+
+
+CLAUSE = "Where was the birthplace of the director who made Torchy Blane in Panama?"
+
+
+@pytest.mark.parametrize("clause", [False, True])
+def test_a_plan_restating_a_question_with_one_relative_clause_is_planned_from_its_wording_when_set(clause):
+    script = Script(f"1. {CLAUSE}\nAnswer: #1", {
+        "Who is the director who made Torchy Blane in Panama?": [("directed by William Clemens", "William Clemens")],
+        "Where was the birthplace of William Clemens?": [("born in Saginaw", "Saginaw, Michigan")],
+        CLAUSE: []})
+    events, state, _ = run(script, CLAUSE, clause_plan=clause)
+    plan = done(events, EventKind.PLAN)[0]
+    assert plan.llm_calls == 1  # the wording's plan costs no call
+    if clause:
+        assert plan.payload.questions == ["Who is the director who made Torchy Blane in Panama?",
+                                          "Where was the birthplace of #1?"]
+        assert "whole question" in plan.payload.note and "wording" in plan.payload.note
+        assert searches(state) == ["Who is the director who made Torchy Blane in Panama?",
+                                   "Where was the birthplace of William Clemens?"]
+        assert state.answer.answer == "Saginaw, Michigan"
+    else:
+        assert plan.payload.questions == [CLAUSE]
+        assert state.answer.answer != "Saginaw, Michigan"
+
+
+BOTH = "Are Thomas Valentine Cooper and John Ellis Roosevelt both American?"
+
+
+@pytest.mark.parametrize("both", [False, True])
+def test_are_both_is_planned_from_its_wording_and_computed_when_set(both):
+    script = Script(f"1. {BOTH}\nAnswer: #1", {
+        "Is Thomas Valentine Cooper American?": [("American newspaper publisher", "yes")],
+        "Is John Ellis Roosevelt American?": [("American lawyer", "yes")],
+        BOTH: [("Cooper was", "no")]})
+    events, state, _ = run(script, BOTH, both_plan=both)
+    plan = done(events, EventKind.PLAN)[0]
+    if both:
+        assert plan.llm_calls == 0 and plan.payload.questions == ["Is Thomas Valentine Cooper American?",
+                                                                  "Is John Ellis Roosevelt American?"]
+        assert [h.answer for h in state.payloads(SubQuestionPayload) if h.found] == ["yes", "yes"]
+        assert state.payloads(ComparePayload)[-1].result.lower() == "yes" and state.answer.answer.lower() == "yes"
+    else:
+        assert plan.llm_calls == 1 and plan.payload.questions == [BOTH]
+        assert state.answer.answer.lower() != "yes"

@@ -75,7 +75,8 @@ class HopsAgent(InteractiveAgent):
         plan_id = self.tracer.new_id("p")
         yield self.tracer.event(PlanPayload(), "Plan", id=plan_id, parent_id=start, status=Status.RUNNING)
         plan, error, cost = write_plan(self.question, self.ctx, "browsing one chosen action at a time instead.",
-                                       ask_again=self.cfg.ask_again_restated)
+                                       ask_again=self.cfg.ask_again_restated, clause=self.cfg.clause_plan,
+                                       both=self.cfg.both_plan)
         if plan is None:
             yield self.tracer.event(PlanPayload(error=error), "Plan: unusable", id=plan_id, parent_id=start, **cost)
             self.parent = plan_id

@@ -77,3 +77,14 @@ class WebAgentSettings(BaseModel):
         "a plan, as IRCoT does by default (IRCoTSettings.ask_again_restated). Off: on MuSiQue's questions that go "
         "hop by hop it lost F1 on dev (-1.5 [-12.6, +9.6], 27 items) and test (-3.7 [-11.1, +0.0]); the web "
         "agent's searches often find the answer to a restated hop (docs/benchmarks.md).")
+    clause_plan: bool = Field(
+        False,
+        description="hops mode, when the model's plan begins with the whole question and the question reaches its "
+        "subject through one relative clause, the plan its wording gives is used, as IRCoT does by default "
+        "(IRCoTSettings.clause_plan: the clause's thing first, then the question about its answer; no model call "
+        "more). Off: not measured for the web agent yet.")
+    both_plan: bool = Field(
+        False,
+        description="hops mode, \"Are both X and Y P?\" is planned from its wording, as IRCoT does by default "
+        "(IRCoTSettings.both_plan: \"Is X P?\", \"Is Y P?\", and whether both are yes, computed; no plan call). "
+        "Off: not measured for the web agent yet.")
