@@ -536,3 +536,39 @@ def test_are_both_is_planned_from_its_wording_and_computed_when_set(both):
     else:
         assert plan.llm_calls == 1 and plan.payload.questions == [BOTH]
         assert state.answer.answer.lower() != "yes"
+
+
+PUBLISHERS = "Are Thomas Valentine Cooper and John Ellis Roosevelt both newspaper publishers?"
+
+
+@pytest.mark.parametrize("checked", [False, True])
+def test_a_yes_from_a_page_lacking_the_sub_questions_words_reads_no_when_checked(checked):
+    script = Script(f"1. {PUBLISHERS}\nAnswer: #1", {
+        "Is Thomas Valentine Cooper a newspaper publisher?": [("American newspaper publisher", "yes")],
+        "Is John Ellis Roosevelt a newspaper publisher?": [("American lawyer", "yes")]})
+    events, state, _ = run(script, PUBLISHERS, both_plan=True, checked_yes=checked)
+    hops = [h for h in state.payloads(SubQuestionPayload) if h.found]
+    if checked:
+        # Cooper's page says "newspaper publisher": his yes stands; Roosevelt's page has neither word.
+        assert [h.answer for h in hops] == ["yes", "no"]
+        quotes = [a for a in state.payloads(ActionPayload) if a.action == "quote"]
+        assert any("does not hold 'newspaper', 'publisher'" in a.message and "read as no" in a.message
+                   for a in quotes)
+        assert state.answer.answer.lower() == "no"
+    else:
+        assert [h.answer for h in hops] == ["yes", "yes"]
+        assert state.answer.answer.lower() == "yes"
+
+
+def test_checked_yes_leaves_a_no_and_a_phrase_answer_alone():
+    script = Script(f"1. {PUBLISHERS}\nAnswer: #1", {
+        "Is Thomas Valentine Cooper a newspaper publisher?": [("American newspaper publisher", "no")],
+        "Is John Ellis Roosevelt a newspaper publisher?": [("American lawyer", "no")]})
+    _, state, _ = run(script, PUBLISHERS, both_plan=True, checked_yes=True)
+    assert [h.answer for h in state.payloads(SubQuestionPayload) if h.found] == ["no", "no"]
+    assert state.answer.answer.lower() == "no"
+    script = Script(BRIDGE_PLAN, {
+        "Who directed Torchy Blane in Panama?": [("directed by William Clemens", "William Clemens")],
+        "Where was William Clemens born?": [("born in Saginaw", "Saginaw, Michigan")]})
+    _, state, _ = run(script, BRIDGE, checked_yes=True)
+    assert state.answer.answer == "Saginaw, Michigan"

@@ -386,7 +386,7 @@ def read_answer(hop: Hop, reply: str, given: tuple[str, ...] | None = None, *,
             hop.unfit, hop.note = why, f"{why}: not used."
             return
         hop.answer, hop.source = answer.lower(), named
-        if checked_yes and hop.answer == "yes" and _YES_NO_QUESTION.match(hop.question):
+        if checked_yes and hop.answer == "yes" and asks_yes_no(hop.question):
             check_yes(hop)
         return
     if instruction_like(answer):
@@ -416,6 +416,11 @@ def read_answer(hop: Hop, reply: str, given: tuple[str, ...] | None = None, *,
     if hop.source != named:
         notes.append(f"The model named passage [{named}]; the answer is in [{hop.source}].")
     hop.note = " ".join(notes)
+
+
+def asks_yes_no(question: str) -> bool:
+    """Whether ``question`` is worded as a yes / no question (its first word an auxiliary: "Is ...", "Did ...")."""
+    return _YES_NO_QUESTION.match(question.strip()) is not None
 
 
 def check_yes(hop: Hop) -> None:
@@ -561,7 +566,7 @@ def _compared(question: str, plan: Plan, hops: dict[int, Hop]) -> tuple[CompareP
         about = option_of(plan, (a, b)[outcome.winner], choices)
         if about is None and len(choices) == 2:
             about = choices[outcome.winner]
-        if about is None and _YES_NO_QUESTION.match(question.strip()):
+        if about is None and asks_yes_no(question):
             about = "yes" if outcome.winner == 0 else "no"
         answer = about
         if answer is None:

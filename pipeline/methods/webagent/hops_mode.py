@@ -28,9 +28,9 @@ from langchain_core.documents import Document
 from models.errors import LLMCallError
 from models.llm import llm_cost
 from pipeline.events import EventKind, Link, Status, StepEvent
-from pipeline.methods.ircot.hops import (INSTRUCTION_NOTE, Hop, answer_from_hops, as_written, compare_title,
-                                         conclusion, holds, instruction_like, is_judgement, parse_reply, plan_event,
-                                         unfit, write_plan)
+from pipeline.methods.ircot.hops import (INSTRUCTION_NOTE, Hop, answer_from_hops, as_written, asks_yes_no,
+                                         compare_title, conclusion, holds, instruction_like, is_judgement,
+                                         parse_reply, plan_event, unfit, unsaid, write_plan)
 from pipeline.methods.ircot.plan import Plan, refs_of, substitute
 from pipeline.methods.webagent.browsing.agent import MAX_QUERY_CHARS, clean_query, data, normalise_query
 from pipeline.methods.webagent.browsing.pages import Page, PageKey, Result, Window, shorten
@@ -191,6 +191,8 @@ class HopsAgent(InteractiveAgent):
         why = unfit(hop.question, answer, hop.given) if answer is not None and self.cfg.refuse_unfit else ""
         if why:
             answer, note = None, f"{why}: not used."
+        elif answer == "yes" and self.cfg.checked_yes and asks_yes_no(hop.question):
+            answer, note = _checked_yes(hop.question, page, note)
         if not picked:
             screen = self._screen()
             screen["message"] = note
@@ -232,6 +234,21 @@ class HopsAgent(InteractiveAgent):
             yield event
 
 
+def _checked_yes(question: str, page: Page, note: str) -> tuple[str, str]:
+    """A "yes" to the yes / no ``question`` read from ``page``: it stands when the page (title and text) holds each
+    of the question's words (``ircot.hops.unsaid``), else it reads "no", the note naming the words the page lacks."""
+    missing = unsaid(question, _whole(page))
+    if not missing:
+        return "yes", note
+    return "no", (f"The model said yes, but this page does not hold {', '.join(repr(word) for word in missing)}: "
+                  "read as no.")
+
+
+def _whole(page: Page) -> Document:
+    """``page``'s text, every chunk of it, with its title, as the checks of an answer read it."""
+    return Document(page_content=" ".join(chunk.page_content for chunk in page.chunks), metadata={"title": page.title})
+
+
 def _judge(reply: str, block: Window, page: Page) -> tuple[list[int], str | None, str, str | None]:
     """What a page reading gives: the sentences to quote (none when the reply names none on the page), the
     answer when the page holds it, and a note saying which. A sentence is read with its page's title ("It was
@@ -253,8 +270,7 @@ def _judge(reply: str, block: Window, page: Page) -> tuple[list[int], str | None
         return [named], answer.lower(), f"Answer: {answer.lower()} (a judgement on the sentence quoted).", None
     if instruction_like(answer):
         return [named], None, INSTRUCTION_NOTE.format(answer[:120]), None
-    whole_page = Document(page_content=" ".join(chunk.page_content for chunk in page.chunks),
-                          metadata={"title": page.title})
+    whole_page = _whole(page)
     said = answer
     answer = as_written(answer, lambda text: holds(whole_page, text))
     said = said if said != answer else None

@@ -92,3 +92,10 @@ class WebAgentSettings(BaseModel):
         "Off: on HotpotQA's 7 such dev questions it answered yes to all 7 (5 are no: IRCoT's checked_yes, which "
         "makes it pay there, has no web agent counterpart), F1 -14.3 [-42.9, +0.0] (0 better, 1 worse), though at "
         "a median of 9.2 s against 89.3 s (docs/benchmarks.md).")
+    checked_yes: bool = Field(
+        False,
+        description="hops mode, a \"yes\" to a yes / no sub-question stands only when the page it was read from "
+        "(title and text) holds each of the sub-question's words, frame words aside, as IRCoT's checked_yes asks of "
+        "its passages (IRCoTSettings.checked_yes: a word of five letters or more by its first five); when the page "
+        "does not, the hop reads \"no\" and the quote's note names the words it lacks (issue 32). Off: not "
+        "measured yet.")
