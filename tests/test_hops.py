@@ -13,6 +13,7 @@ from pipeline.fold import RunState
 from pipeline.methods.ircot.compare import compare, parse_date, parse_number
 from pipeline.methods.ircot.plan import Plan, PlanError, option_of, options, parse_plan, plan_for, whole_names
 from pipeline.payloads import ComparePayload
+from pipeline.routing import hop_structure_cue
 from tests.fakes import ScriptedLLM, ScriptedRetriever, run_events, settings_with
 
 LIBRARY = {
@@ -390,6 +391,26 @@ def test_by_default_the_questions_structure_chooses_the_mode_and_the_plan_says_w
     events, _ = run(plain, "Where was William Clemens born?", mode="auto")
     assert not done(events, EventKind.PLAN)
     assert done(events, EventKind.HOP)
+
+
+@pytest.mark.parametrize("route", [False, True])
+def test_a_question_with_one_relative_clause_goes_hop_by_hop_in_auto_mode_with_clause_route(route):
+    """The structure cue misses "the man who directed X"; with ``clause_route`` auto sends it hop by hop too."""
+    from pipeline.methods.ircot.chain import CLAUSE_ROUTE
+
+    question = "Where was the man who directed Torchy Blane In Panama born?"
+    assert hop_structure_cue(question) is None
+    llm = scripted("1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2",
+                   {"Who directed Torchy Blane in Panama?": "[1] William Clemens",
+                    "Where was William Clemens born?": "[1] Saginaw, Michigan"},
+                   reader="William Clemens was born in Saginaw [1]. So the answer is: Saginaw.")
+    events, _ = run(llm, question, mode="auto", clause_route=route)
+    plans = done(events, EventKind.PLAN)
+    if route:
+        assert len(plans) == 1 and plans[0].payload.note.startswith(f"Hop by hop: {CLAUSE_ROUTE}")
+        assert answer_of(events).answer.startswith("Saginaw, Michigan")
+    else:
+        assert not plans and done(events, EventKind.HOP)
 
 
 def test_a_name_the_plan_cuts_short_is_searched_whole():

@@ -22,6 +22,7 @@ from pipeline.answering import (NO_ANSWER, checked_text, cited_numbers, empty_an
                                 stream_answer)
 from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
+from pipeline.methods.ircot.plan import clause_plan
 from pipeline.payloads import AnswerPayload, ChainExtras, HopPayload, WarningPayload, passage_refs
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
 from pipeline.retrieval import deduplicate
@@ -48,6 +49,13 @@ class IRCoTSettings(BaseModel):
         "compares two (the cue Auto uses, pipeline.routing.hop_structure_cue), the sentence chain otherwise. "
         "Chosen on the first 50 dev items of HotpotQA, 2Wiki and MuSiQue (docs/benchmarks.md): hops gains on "
         "2Wiki's structured questions and loses on HotpotQA's long descriptive bridges.",
+    )
+    clause_route: bool = Field(
+        False,
+        description="auto: also hop by hop when the question reaches its subject through one relative clause "
+        "(\"When did the person who ended the Achaemenid Empire by conquest die?\", plan.clause_plan), which the structure cue "
+        "does not catch (this app's variant, issue 32; the web agent goes hop by hop on every question). Off: not "
+        "measured yet.",
     )
     hop_fallback: Literal["read", "none"] = Field(
         "read",
@@ -205,6 +213,8 @@ class IRCoTSettings(BaseModel):
         "13.0 F1, the direct reader 62.9 / 29.6 / 17.1.",
     )
 
+CLAUSE_ROUTE = ("it asks about something a relative clause describes (\"the person who ...\", \"the city where "
+                "...\"), so it takes more than one hop")
 _ANSWER_IS = re.compile(r"answer is\s*:?\s*(.*)", re.IGNORECASE | re.DOTALL)
 _CONCLUDING = re.compile(r"^(so|thus|therefore|hence|in conclusion)\b", re.IGNORECASE)
 
@@ -231,6 +241,8 @@ def run(question: str, ctx: RunContext, tracer: Tracer, cfg: IRCoTSettings) -> I
     """IRCoT in the mode its settings name: one reasoning sentence at a time, hop by hop, or (auto) hop by hop
     when the question's structure asks for it."""
     why = hop_structure_cue(question) if cfg.mode == "auto" else None
+    if cfg.mode == "auto" and not why and cfg.clause_route and clause_plan(question) is not None:
+        why = CLAUSE_ROUTE
     if cfg.mode == "hops" or why:
         from pipeline.methods.ircot.hops import run_hops
 
