@@ -89,13 +89,16 @@ class WebAgentSettings(BaseModel):
         False,
         description="hops mode, \"Are both X and Y P?\" is planned from its wording, as IRCoT does by default "
         "(IRCoTSettings.both_plan: \"Is X P?\", \"Is Y P?\", and whether both are yes, computed; no plan call). "
-        "Off: on HotpotQA's 7 such dev questions it answered yes to all 7 (5 are no: IRCoT's checked_yes, which "
-        "makes it pay there, has no web agent counterpart), F1 -14.3 [-42.9, +0.0] (0 better, 1 worse), though at "
-        "a median of 9.2 s against 89.3 s (docs/benchmarks.md).")
+        "Off: on HotpotQA's 7 such dev questions it answered yes to all 7 (5 are no), F1 -14.3 [-42.9, +0.0] "
+        "(0 better, 1 worse), though at a median of 9.2 s against 89.3 s; with checked_yes (below), on the 24 yes / "
+        "no dev questions of HotpotQA and 2Wiki, -4.2 [-20.8, +12.5] (docs/benchmarks.md).")
     checked_yes: bool = Field(
         False,
         description="hops mode, a \"yes\" to a yes / no sub-question stands only when the page it was read from "
         "(title and text) holds each of the sub-question's words, frame words aside, as IRCoT's checked_yes asks of "
         "its passages (IRCoTSettings.checked_yes: a word of five letters or more by its first five); when the page "
-        "does not, the hop reads \"no\" and the quote's note names the words it lacks (issue 32). Off: not "
-        "measured yet.")
+        "does not, the hop reads \"no\" and the quote's note names the words it lacks (issue 32). Off: with "
+        "both_plan, on the 24 yes / no dev questions of HotpotQA and 2Wiki, F1 -4.2 [-20.8, +12.5] (2 better, 3 "
+        "worse), median 33.4 to 18.8 s: a count (\"more than 15 bestselling novels\") or a relation between two "
+        "things (\"from the same country as Y\") is not on a page word for word (docs/benchmarks.md, \"The web "
+        "agent's checked yes\").")
