@@ -30,14 +30,15 @@ class OpenAICompatibleChatModel(ChatModel):
     ) -> None:
         """``token_timeout_s`` bounds the wait for each streamed piece (the first one included, which comes
         after the server has read the whole prompt); a server that accepts and never answers fails then."""
-        import httpx
         import openai
 
         self._openai = openai
-        timeout = httpx.Timeout(token_timeout_s, connect=connect_timeout_s)
+        # openai.Timeout is the class of the HTTP client openai itself uses (httpx2 since openai 3.x); another
+        # library's Timeout is refused by httpx2 2.17 and later.
+        timeout = openai.Timeout(token_timeout_s, connect=connect_timeout_s)
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
         try:
-            listing = self._client.with_options(timeout=httpx.Timeout(10.0, connect=connect_timeout_s))
+            listing = self._client.with_options(timeout=openai.Timeout(10.0, connect=connect_timeout_s))
             available = [m.id for m in listing.models.list().data]
         except openai.OpenAIError as exc:
             # The message may reach a browser: the operator's address goes to the server log only.
