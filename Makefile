@@ -13,13 +13,14 @@ CHROMIUM := /usr/bin/chromium
 
 .PHONY: run test setup chromium clean-venv
 
-$(STAMP): requirements.txt
+# constraints.txt holds every package of a passing install, so a fresh clone gets the versions that were tested.
+$(STAMP): requirements.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --progress-bar off -r requirements.txt
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --progress-bar off -r requirements.txt -c constraints.txt
 	touch $@
 
 $(DEV_STAMP): $(STAMP) requirements-dev.txt
-	$(PY) -m pip install --progress-bar off -r requirements-dev.txt
+	$(PY) -m pip install --progress-bar off -r requirements-dev.txt -c constraints.txt
 	touch $@
 
 setup: $(STAMP)
