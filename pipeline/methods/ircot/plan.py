@@ -297,89 +297,22 @@ _CLAUSE = re.compile(rf"\bthe\s+((?:[\w-]+\s+){{0,2}}?[\w-]+)\s+({_RELATIVE})\s+
 _ANOTHER_RELATIVE = re.compile(rf"\b{_RELATIVE}\b", re.I)
 
 
-# A question whose main verb comes after its subject ("When did the person who ended the Achaemenid Empire in 330
-# BC die?", "When was the organization that manufactured BAe 146 abolished?"): the clause stops before that verb,
-# which stays with the question about the clause's answer ("When did #1 die?"). After "did" / "does" / "do" the
-# main verb is bare ("die", "win", "vote"), the last such verb of the clause not after "to" or a modal; after
-# "was" / "is" with a question phrase other than "who" / "what" / "which" ("When was", "What league was"), a
-# participle ends the question ("abolished", "first published"), or a preposition after another ("member of in").
-_DO_SUPPORT = re.compile(r"\b(?:did|does|do)\b", re.I)
-_COPULA_ASKED = re.compile(r"^\s*(?!(?:who|what|which)\s+(?:is|was|are|were)\s*$)(?:[\w-]+\s+){1,4}?"
-                           r"(?:is|was|are|were)\s*$", re.I)
-_BARE_VERBS = frozenset("""
-    abolish achieve acquire adopt air appear arrive attack attend become begin belong beat border break build buy
-    capture close collapse come compete conquer create debut declare defeat die discover disband dissolve do earn
-    emerge end enter establish fall fight finish flow form found gain get go graduate happen have hold host
-    introduce invade invent join launch lead leave live lose make marry mean meet merge move occur open originate
-    own perform play premiere produce publish reach receive record release retire return rise rule run say sell
-    serve sign sing split start study take teach tour vote win work write
-    """.split())
-_NOT_BARE_AFTER = frozenset({"to", "can", "could", "will", "would", "may", "might", "shall", "should", "must", "did",
-                             "does", "do"})
-_IRREGULAR_PARTICIPLES = frozenset("""
-    born built made known held written found sold won lost given taken shot begun drawn sung spoken chosen run beaten
-    seen shown thrown broken hidden led bought brought caught taught sent kept left met paid said told set put cast
-    """.split())
-_BEFORE_PARTICIPLE = frozenset({"first", "originally", "initially", "officially", "formally", "finally", "last",
-                                "once", "later", "eventually"})
-_PREPOSITIONS = frozenset({"in", "at", "on", "from", "for", "to", "with", "by", "of", "into", "about"})
-
-
-def _main_verb_after(prefix: str, clause: str) -> int:
-    """How many words at the end of ``clause`` belong to the question's main verb rather than to the clause (0 when
-    none do): see ``_DO_SUPPORT`` above. At least two words are left to the clause."""
-    words = clause.split()
-    if _DO_SUPPORT.search(prefix):
-        for at in range(len(words) - 1, 1, -1):
-            if words[at].lower() in _BARE_VERBS and words[at - 1].lower() not in _NOT_BARE_AFTER:
-                return len(words) - at
-        return 0
-    if not _COPULA_ASKED.match(prefix):
-        return 0
-    last = words[-1].lower()
-    if last in _PREPOSITIONS and words[-2].lower() in _PREPOSITIONS:
-        return 1 if len(words) > 2 else 0
-    if not (last in _IRREGULAR_PARTICIPLES or (last.endswith("ed") and len(last) > 4)):
-        return 0
-    at = len(words) - 1
-    while at > 2 and words[at - 1].lower() in _BEFORE_PARTICIPLE:
-        at -= 1
-    return len(words) - at if at >= 2 else 0
-
-
-def _clause_split(question: str) -> tuple[str, tuple[int, int]] | None:
-    """The sub-question for the thing ``question``'s one relative clause describes and the span of the phrase its
-    answer replaces, or None (see ``clause_plan``). The phrase stops before a main verb at the question's end."""
+def clause_plan(question: str) -> Plan | None:
+    """The plan of a question that reaches its subject through one relative clause running to its end, from its
+    wording, or None: "Who is the player who has won the most ... awards?", then "Who is the brother of #1?". A
+    clause holding another ("the county where the most populous city in the state where ...") is not split, nor
+    a choice between two ("Which film has the director who died first, A or B?", ``comparison_plan``'s)."""
     match = _CLAUSE.search(question)
     if not match or options(question):
         return None
     head, relative, clause = match.groups()
     if _ANOTHER_RELATIVE.search(clause) or len(clause.split()) < 2:
         return None
-    end = match.end()
-    if (after := _main_verb_after(question[:match.start()], clause)):
-        kept = clause.split()[:-after]
-        clause = " ".join(kept)
-        end = match.start(3) + len(re.match(r"\s*" + r"\s+".join(map(re.escape, kept)), question[match.start(3):])
-                                   .group(0))
-    who = "Who" if head.split()[-1].lower() in _PERSON_HEADS else "What"
-    return f"{who} is the {head} {relative} {clause}?", (match.start(), end)
-
-
-def clause_plan(question: str) -> Plan | None:
-    """The plan of a question that reaches its subject through one relative clause, from its wording, or None: "Who
-    is the player who has won the most ... awards?", then "Who is the brother of #1?"; a main verb after the clause
-    stays with the second ("When did #1 die?"). A clause holding another ("the county where the most populous city
-    in the state where ...") is not split, nor a choice between two ("Which film has the director who died first, A
-    or B?", ``comparison_plan``'s)."""
-    split = _clause_split(question)
-    if split is None:
-        return None
-    asked, (start, end) = split
-    rest = f"{question[:start]}#1{question[end:]}".strip().rstrip("?").strip() + "?"
+    rest = f"{question[:match.start()]}#1{question[match.end():]}".strip().rstrip("?") + "?"
     if len(rest.split()) < 3:
         return None
-    return Plan((asked, rest), answer=2,
+    who = "Who" if head.split()[-1].lower() in _PERSON_HEADS else "What"
+    return Plan((f"{who} is the {head} {relative} {clause}?", rest), answer=2,
                 note="This plan comes from the question's wording: the thing its clause describes is asked first.")
 
 
@@ -443,8 +376,9 @@ def _innermost(text: str) -> tuple[str | None, tuple[int, int]]:
             relation, name = match.group(1).lower(), match.group(2).strip()
             return f"{_wh(relation)} is the {relation} of {name}?", (start, len(text))
     after_question_word = (text.split(None, 1) or [""])[-1]  # "Who is the father of ...": "Who" asks, no clause
-    if len(_ANOTHER_RELATIVE.findall(after_question_word)) == 1 and clause_plan(text) is not None:
-        return _clause_split(text)
+    if len(_ANOTHER_RELATIVE.findall(after_question_word)) == 1 and (worded := clause_plan(text)) is not None:
+        clause = _CLAUSE.search(text)
+        return worded.questions[0], (clause.start(), clause.end())
     return None, (0, 0)
 
 
