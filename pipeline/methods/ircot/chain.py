@@ -56,8 +56,8 @@ class IRCoTSettings(BaseModel):
         description="auto: also hop by hop when the question reaches its subject through one relative clause "
         "(\"When did the person who ended the Achaemenid Empire by conquest die?\", plan.clause_plan), which the "
         "structure cue does not catch (this app's variant, issue 32; the web agent goes hop by hop on every "
-        "question). Chosen "
-        "under a rule written before the runs on the 24 dev items it sends (MuSiQue 20, HotpotQA 4, 2Wiki 0 of all "
+        "question). Chosen under a rule written before the runs on the 24 dev items it sends (MuSiQue 20, "
+        "HotpotQA 4, 2Wiki 0 of all "
         "100 each): F1 +2.8 [-13.2, +19.4] (4 better, 3 worse; MuSiQue alone -1.7, 3 / 3), support recall -8.3, "
         "median 25.7 to 24.0 s (docs/benchmarks.md, \"IRCoT hop by hop on questions with one relative clause\").",
     )
