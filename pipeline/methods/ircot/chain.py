@@ -160,6 +160,15 @@ class IRCoTSettings(BaseModel):
         "items at 23.9 F1 against IRCoT's 12.0). Off: N = 30 on MuSiQue dev 1-50's 27 hop items, F1 -1.0 [-11.8, "
         "+10.1] (1 better, 3 worse), support recall +1.2, 19.9 to 22.1 s median (docs/benchmarks.md).",
     )
+    focus_hop: bool = Field(
+        False,
+        description="Hop by hop, when the model finds no passage stating a sub-question's answer and some but not "
+        "all of its passages have a title the sub-question names (\"In which city was Max Mack born?\": the "
+        "passage titled Max Mack), ask it once more of those passages alone, \"not found\" still allowed; the "
+        "answer is checked against its passage as any hop's. The 1.5B reader misses a fact in the subject's own "
+        "passage when other passages sit beside it. One more short call on such hops (this app's variant, issue "
+        "32; KGP's hop reading shares it).",
+    )
     answer_odds: float = Field(
         0.0, ge=0.0, le=1.0,
         description="Hop by hop, when the model replies \"not found\" to a sub-question but its first token gave "

@@ -37,7 +37,7 @@ from pipeline.payloads import (AnswerPayload, ChainExtras, ComparedValue, Compar
                                passage_refs)
 from pipeline.prompting import answer_prompt, format_passages, load_prompt
 from pipeline.retrieval import NextRetriever, PoolRetriever, deduplicate
-from pipeline.text import asks_for_phrase, normalize_answer
+from pipeline.text import asks_for_phrase, normalize_answer, normalize_unaccented
 from pipeline.untrusted import neutralise
 
 if TYPE_CHECKING:
@@ -291,30 +291,39 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
         if hop.unfit and cfg.ask_again_unfit:
             ctx.check_cancelled()
             first = hop.note
-            again = ctx.llm.chat(messages + [{"role": "assistant", "content": result.text},
+            retry = ctx.llm.chat(messages + [{"role": "assistant", "content": result.text},
                                              {"role": "user", "content": prompt.texts["unfit"].format(
                                                  why=hop.unfit, question=asked)}],
                                  prompt.options(ctx.settings.temperature))
-            cost = llm_cost(result, again)
-            read_answer(hop, again.text, checked, named_only=cfg.named_only,
+            cost = llm_cost(result, retry)
+            read_answer(hop, retry.text, checked, named_only=cfg.named_only,
                         checked_yes=cfg.checked_yes)
             hop.note = _joined(first, "Asked again:", hop.note or f"\"{hop.answer}\".")
+        elif cfg.focus_hop and hop.answer is None and hop.note == NOT_FOUND_NOTE and \
+                0 < len(subject := about_subject(asked, hop.passages)) < len(hop.passages):
+            ctx.check_cancelled()
+            focused = Hop(asked, [hop.passages[n - 1] for n in subject])
+            retry = ctx.llm.chat(prompt.messages(question=asked, passages=format_passages(focused.passages)),
+                                 prompt.options(ctx.settings.temperature))
+            cost = llm_cost(result, retry)
+            read_answer(focused, retry.text, checked, named_only=cfg.named_only, checked_yes=cfg.checked_yes)
+            take_focused(hop, focused, subject)
         elif cfg.answer_odds > 0 and hop.answer is None and hop.note == NOT_FOUND_NOTE and \
                 (odds := answer_odds(result)) >= cfg.answer_odds:
             ctx.check_cancelled()
             forced = replace(prompt.options(ctx.settings.temperature), grammar=load_prompt("ircot_hop_infer").grammar)
-            again = ctx.llm.chat(messages, forced)
-            cost = llm_cost(result, again)
-            read_answer(hop, again.text, checked, named_only=cfg.named_only, checked_yes=cfg.checked_yes)
+            retry = ctx.llm.chat(messages, forced)
+            cost = llm_cost(result, retry)
+            read_answer(hop, retry.text, checked, named_only=cfg.named_only, checked_yes=cfg.checked_yes)
             hop.note = _joined(f"The model replied \"not found\" but gave answering odds of {odds:.2f}, at least "
                                f"{cfg.answer_odds:.2f}: asked for its answer.", hop.note)
         elif cfg.infer_hop and hop.answer is None and hop.note == NOT_FOUND_NOTE:
             ctx.check_cancelled()
             infer = load_prompt("ircot_hop_infer")
-            again = ctx.llm.chat(infer.messages(question=asked, passages=format_passages(hop.passages)),
+            retry = ctx.llm.chat(infer.messages(question=asked, passages=format_passages(hop.passages)),
                                  infer.options(ctx.settings.temperature))
-            cost = llm_cost(result, again)
-            read_answer(hop, again.text, checked, named_only=cfg.named_only,
+            cost = llm_cost(result, retry)
+            read_answer(hop, retry.text, checked, named_only=cfg.named_only,
                         checked_yes=cfg.checked_yes)
             hop.inferred = hop.answer is not None
             hop.note = _joined(NOT_FOUND_NOTE, INFERRED_NOTE if hop.inferred else "Asked for the likeliest answer:",
@@ -329,6 +338,32 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
     said = f"{hop.answer} (inferred)" if hop.inferred else hop.answer or "not found"
     yield tracer.event(done, f"{title} → {said}", id=hop_id, parent_id=parent, **cost)
     return hop
+
+
+def about_subject(question: str, passages: list[Document]) -> list[int]:
+    """The numbers (from 1) of the ``passages`` whose title, a parenthesis aside, ``question`` names as whole words
+    ("Max Mack" in "In which city was Max Mack born?"; "Max Brown (English actor)" would need "Max Brown"): the
+    passages about the one the question asks about. Case, punctuation and accents aside."""
+    asked = f" {normalize_unaccented(question)} "
+    numbers = []
+    for n, doc in enumerate(passages, 1):
+        title = normalize_unaccented(_PARENTHESIS.sub("", str(doc.metadata.get("title") or "")))
+        if title and f" {title} " in asked:
+            numbers.append(n)
+    return numbers
+
+
+def take_focused(hop: Hop, focused: Hop, numbers: list[int]) -> None:
+    """Put into ``hop`` (not found among all its passages) the reading of ``focused``, the same sub-question asked
+    again of its passages ``numbers`` alone, the source renumbered as ``hop`` shows its passages."""
+    which = ", ".join(f"[{n}]" for n in numbers)
+    asked = (f"Not found among its {len(hop.passages)} passages; asked again of {which} alone, the "
+             f"passage{'s' * (len(numbers) > 1)} whose title it names:")
+    if focused.answer is None:
+        hop.note = f"{NOT_FOUND_NOTE} {asked} {focused.note or NOT_FOUND_NOTE}"
+        return
+    hop.answer, hop.said, hop.source = focused.answer, focused.said, numbers[focused.source - 1]
+    hop.note = f"{asked} found in [{hop.source}]."
 
 
 def answer_odds(result: ChatResult) -> float:
