@@ -18,11 +18,42 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Callable
+
+from langchain_core.documents import Document
 
 from pipeline.evaluation.harness import file_corpus
 from pipeline.methods.ircot.hops import about_subject, holds
 from pipeline.retrieval import HybridRetriever
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
+
+
+def subject_rows(gold: dict[str, dict], items: list[dict], retrieve: Callable[[str, int], list[Document]],
+                 k: int = 4) -> tuple[int, list[dict]]:
+    """How many IRCoT ``items`` ended at an unanswered hop (each item id once), and a row for each whose last
+    sub-question, retrieved again (``retrieve(query, k)``), gets some but not all of its k passages titled by it:
+    the item id, the sub-question, those titles, and the gold answers (``gold[id]``'s decomposition hop answers
+    and answers) they hold that the sub-question does not name."""
+    unanswered: set[str] = set()
+    rows = []
+    for item in items:
+        hops = item.get("hops") or []
+        if item.get("method") != "ircot" or not hops or hops[-1].get("answer") is not None \
+                or item["id"] in unanswered:
+            continue
+        unanswered.add(item["id"])
+        asked = hops[-1]["question"]
+        ranked = retrieve(asked, k)
+        subject = about_subject(asked, ranked)
+        if not 0 < len(subject) < len(ranked):
+            continue
+        row = gold[item["id"]]
+        answers = [h["answer"] for h in row.get("decomposition") or []] + list(row.get("answers") or [])
+        held = sorted({a for a in answers if a.lower() not in asked.lower()
+                       and any(holds(ranked[n - 1], a) for n in subject)})
+        rows.append({"id": item["id"], "asked": asked, "titles": [ranked[n - 1].metadata.get("title") for n in subject],
+                     "held": held})
+    return len(unanswered), rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,35 +67,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with open(args.data, encoding="utf-8") as handle:
         gold = {row["id"]: row for row in map(json.loads, filter(str.strip, handle))}
-    runtime = Runtime(RuntimeConfig(data_dir=args.data_dir, model="default"))
-    retriever = HybridRetriever([file_corpus(runtime.store, args.data)])
-    unanswered: set[str] = set()
-    counted: dict[str, bool] = {}
+    items = []
     for path in args.results:
         with open(path, encoding="utf-8") as handle:
-            items = json.load(handle)["items"]
-        for item in items:
-            hops = item.get("hops") or []
-            if item.get("method") != "ircot" or not hops or hops[-1].get("answer") is not None \
-                    or item["id"] in unanswered:
-                continue
-            unanswered.add(item["id"])
-            asked = hops[-1]["question"]
-            ranked = retriever.retrieve(asked, args.k).passages
-            subject = about_subject(asked, ranked)
-            if not 0 < len(subject) < len(ranked):
-                continue
-            row = gold[item["id"]]
-            answers = [h["answer"] for h in row.get("decomposition") or []] + list(row.get("answers") or [])
-            held = sorted({a for a in answers if a.lower() not in asked.lower()
-                           and any(holds(ranked[n - 1], a) for n in subject)})
-            counted[item["id"]] = bool(held)
-            titles = [ranked[n - 1].metadata.get("title") for n in subject]
-            print(f"- {item['id']}: \"{asked}\" | its subject's passages: {titles} | gold held: {held}")
-    print(f"\n{len(unanswered)} chains ended at an unanswered hop; some but not all of its {args.k} passages titled "
-          f"by it: {len(counted)}; a gold answer in those: {sum(counted.values())}")
+            items += json.load(handle)["items"]
+    runtime = Runtime(RuntimeConfig(data_dir=args.data_dir, model="default"))
+    retriever = HybridRetriever([file_corpus(runtime.store, args.data)])
+    unanswered, rows = subject_rows(gold, items, lambda query, k: retriever.retrieve(query, k).passages, args.k)
+    for row in rows:
+        print(f"- {row['id']}: \"{row['asked']}\" | its subject's passages: {row['titles']} | gold held: {row['held']}")
+    print(f"\n{unanswered} chains ended at an unanswered hop; some but not all of its {args.k} passages titled "
+          f"by it: {len(rows)}; a gold answer in those: {sum(bool(row['held']) for row in rows)}")
     if args.ids_out:
-        args.ids_out.write_text(",".join(sorted(counted)) + "\n", encoding="utf-8")
+        args.ids_out.write_text(",".join(sorted(row["id"] for row in rows)) + "\n", encoding="utf-8")
     return 0
 
 
