@@ -944,3 +944,13 @@ def test_the_hop_read_benchmark_puts_the_off_results_together_from_both_runs(tmp
     main([str(tmp_path / "auto.json"), str(tmp_path / "off.json"), "--out", str(out)])  # no traces
     assert "a: WALK DIFFERS" in capsys.readouterr().out
     assert json.loads(out.read_text())["items"][1]["cost"] == {"wall_s": None, "llm_calls": None}
+
+
+def test_kgp_asks_a_hop_again_of_its_subject_s_passage_only_with_its_own_hop_focus():
+    hops = ("[1] William Clemens", "not found", "[1] Saginaw, Michigan")
+    state, _ = film_walk(hop_read="auto", hop_beyond_walk=False, hops=hops)  # the default: off, whatever IRCoT's
+    assert [h.answer for h in state.payloads(SubQuestionPayload)] == ["William Clemens", ""]
+    state, warnings = film_walk(hop_read="auto", hop_beyond_walk=False, hop_focus=True, hops=hops)
+    found = state.payloads(SubQuestionPayload)
+    assert [h.answer for h in found] == ["William Clemens", "Saginaw, Michigan"]
+    assert "asked again of" in found[1].note and state.answer.answer == "Saginaw, Michigan" and not warnings

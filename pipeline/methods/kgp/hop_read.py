@@ -27,12 +27,13 @@ from pipeline.retrieval import PoolRetriever
 
 
 def read_hops(ctx: RunContext, tracer: Tracer, question: str, walked: list[Document], root: str,
-              why: str, beyond: bool = False):
+              why: str, beyond: bool = False, focus: bool = False):
     """Plan ``question`` and answer it hop by hop from the ``walked`` passages, under the walk's ``root``; yields
     the steps and returns whether the hops answered it (when not, a warning says why and the caller's reader
     answers). ``why`` says why the question is read hop by hop; ``beyond``: a sub-question no walked passage
-    answers is asked once more of the whole collection (``ctx.retrieve``)."""
-    cfg = ctx.settings.for_method("ircot", IRCoTSettings)
+    answers is asked once more of the whole collection (``ctx.retrieve``); ``focus``: IRCoT's ``focus_hop``, which
+    KGP sets for itself (``KGPSettings.hop_focus``)."""
+    cfg = ctx.settings.for_method("ircot", IRCoTSettings).model_copy(update={"focus_hop": focus})
     plan_id = tracer.new_id("p")
     note = f"Read hop by hop: {why}."
     yield tracer.event(PlanPayload(note=note), "Plan", id=plan_id, parent_id=root, status=Status.RUNNING)

@@ -107,6 +107,13 @@ class KGPSettings(BaseModel):
         "retrieval and call on such hops. Chosen on the 15 dev items whose hops missed in the walk (MuSiQue, "
         "HotpotQA, 2Wiki 0-19): F1 +27.6 [+7.6, +49.8] (5 better, 0 worse), median seconds 0.87 x on the 5 it changed; on MuSiQue "
         "test's 18 such items of the first 50, +0.0 (3 answers changed, all wrong both ways) (docs/benchmarks.md).")
+    hop_focus: bool = Field(
+        False,
+        description="With hop_read, IRCoT's focus_hop: a hop the model answers \"not found\" is asked once more of "
+        "the passages whose title its sub-question names (this app's variant, issue 32). Off for KGP, though "
+        "IRCoT's default: on the 18 dev items whose saved KGP hops ended unanswered (it acted on 9), F1 -5.6 "
+        "[-16.7, +0.0] (0 better, 1 worse: a same-country yes / no hop read \"no\"), under a rule written before "
+        "the runs (docs/benchmarks.md, \"A hop not found, asked again of its subject's own passages\").")
     reader_window: int = Field(
         0, ge=0, le=300,
         description="The reader shows each passage as at most about this many words, as OneR's passage_window "
@@ -177,7 +184,7 @@ def run(question: str, ctx: RunContext, tracer: Tracer, cfg: KGPSettings) -> Ite
     why = hop_structure_cue(question) if cfg.hop_read == "auto" and ctx.reranker is not None else None
     if why:
         answered = yield from read_hops(ctx, tracer, question, [v.doc for v in visits], root, why,
-                                        beyond=cfg.hop_beyond_walk)
+                                        beyond=cfg.hop_beyond_walk, focus=cfg.hop_focus)
         if answered:
             return
         ctx.check_cancelled()
