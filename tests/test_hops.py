@@ -297,7 +297,9 @@ def test_a_long_answer_is_written_from_the_hops_evidence_first_with_their_findin
     assert answer.answer == "Its director William Clemens was born in Saginaw, Michigan [2]."
     assert [p.title for p in answer.passages[:2]] == ["Torchy Blane in Panama", "William Clemens"]
     reader_prompt = llm.calls[-1][0][-1]["content"]
-    assert "Where was William Clemens born? Saginaw, Michigan." in reader_prompt
+    # each note cites the passage its answer came from, as the reader numbers them
+    assert "Who directed Torchy Blane in Panama? William Clemens [1]." in reader_prompt
+    assert "Where was William Clemens born? Saginaw, Michigan [2]." in reader_prompt
     assert "So the answer is: Saginaw, Michigan." in reader_prompt
 
 
@@ -1178,3 +1180,4 @@ def test_the_passages_about_a_sub_question_s_subject_are_those_whose_title_it_na
     assert about_subject("Where was Max Brown born?", passages) == [1]  # the parenthesis aside
     assert about_subject("Where was Max Macklin born?", passages) == []  # whole words only
     assert about_subject("Where was Bjork born?", [doc("Björk")]) == [1]  # accents aside
+

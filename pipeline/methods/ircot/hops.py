@@ -613,6 +613,12 @@ def _compared(question: str, plan: Plan, hops: dict[int, Hop]) -> tuple[CompareP
     return ComparePayload(comparison=kind, values=values, result=answer or "", reason=reason or ""), answer, reason
 
 
+def _cited(hop: Hop, read: list[Document]) -> str:
+    """`` [n]``: where ``hop``'s evidence is among the passages the reader reads, or "" when it is not there."""
+    n = next((n for n, doc in enumerate(read, 1) if doc is hop.evidence), None)
+    return f" [{n}]" if n else ""
+
+
 def _facts(hops: dict[int, Hop]) -> list[QAPair]:
     return [QAPair(question=hops[k].question, answer=hops[k].answer or "") for k in sorted(hops)]
 
@@ -659,7 +665,11 @@ def answer_from_hops(ctx: RunContext, tracer: Tracer, question: str, plan: Plan,
                            missing, parent_id=parent)
     # A hop with no answer is left out: the warning above says so, and a note "... not found." was copied into
     # the prose ("was born in not found").
-    notes = " ".join(f"{f.question} {f.answer}." for f in facts if f.answer)
+    # A long answer cites: each note names the passage that gave it, as the reader numbers them, or the 1.5B
+    # reader cites the hops' evidence one number off ("born in Halberstadt [3]" from passage [2]).
+    cite = ctx.settings.answer_style == "long"
+    notes = " ".join(f"{hops[k].question} {hops[k].answer}{_cited(hops[k], read) if cite else ''}."
+                     for k in sorted(hops) if hops[k].answer)
     if answer is not None:
         notes += f" So the answer is: {answer}."
     values = {"question": question, "passages": format_passages(read) or "(no passages found)", "reasoning": notes}
