@@ -1180,4 +1180,3 @@ def test_the_passages_about_a_sub_question_s_subject_are_those_whose_title_it_na
     assert about_subject("Where was Max Brown born?", passages) == [1]  # the parenthesis aside
     assert about_subject("Where was Max Macklin born?", passages) == []  # whole words only
     assert about_subject("Where was Bjork born?", [doc("Björk")]) == [1]  # accents aside
-
