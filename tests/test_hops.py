@@ -1124,9 +1124,9 @@ def test_a_not_found_the_model_leaned_away_from_is_asked_for_its_answer_when_its
     assert all(options.top_logprobs == 0 for _, options in llm.calls)
 
 
-def _second_hop(answer):
-    """Replies William Clemens to the first hop and ``answer(lines)`` to the second, ``lines`` being the numbered
-    passage lines the call shows; records each second-hop call's lines."""
+def _focusing(focused_reply: str):
+    """Replies William Clemens to the first hop; to the second, "not found" when it reads more than one passage and
+    ``focused_reply`` when it reads one; records each second-hop call's passages."""
     read = []
 
     def reply(messages, options):
@@ -1136,14 +1136,9 @@ def _second_hop(answer):
         if "Where was William Clemens born?" in last:
             block = last.split("<passages>")[1].split("</passages>")[0]
             read.append([line for line in block.strip().splitlines() if line.startswith("[")])
-            return answer(read[-1])
+            return "not found" if len(read[-1]) > 1 else focused_reply
         return "[1] William Clemens" if system.startswith("You answer one") else "READER GUESS"
     return ScriptedLLM(reply), read
-
-
-def _focusing(focused_reply: str):
-    """The second hop reads "not found" from more than one passage and ``focused_reply`` from one."""
-    return _second_hop(lambda lines: "not found" if len(lines) > 1 else focused_reply)
 
 
 def test_a_hop_not_found_is_asked_again_of_the_passage_its_sub_question_names_by_title():
@@ -1185,63 +1180,3 @@ def test_the_passages_about_a_sub_question_s_subject_are_those_whose_title_it_na
     assert about_subject("Where was Max Brown born?", passages) == [1]  # the parenthesis aside
     assert about_subject("Where was Max Macklin born?", passages) == []  # whole words only
     assert about_subject("Where was Bjork born?", [doc("Björk")]) == [1]  # accents aside
-
-
-def _alone(clemens_reply: str, monkeypatch):
-    """A library where "Where was William Clemens born?" retrieves a plaque first (its date, no place), then William
-    Clemens's page; the second hop reads "not found" from more than one passage, the plaque alone gives its date,
-    Clemens's page alone ``clemens_reply``, any other passage alone "not found"."""
-    plaque = Document(page_content="A plaque says William Clemens was born on 10 September 1905.",
-                      metadata={"title": "Where William Clemens was born"}, id="plaque")
-    monkeypatch.setitem(LIBRARY, "plaque", plaque)
-
-    def answer(lines):
-        if len(lines) > 1:
-            return "not found"
-        return {"Where William Clemens was born": "[1] 10 September 1905",
-                "William Clemens": clemens_reply}.get(_title(lines[0]), "not found")
-    return _second_hop(answer)
-
-
-def _title(line: str) -> str:
-    return line.split(":")[0].split("] ", 1)[1]
-
-
-def _titles(read):
-    """``_second_hop``'s record as the titles each call showed."""
-    return [[_title(line) for line in call] for call in read]
-
-
-def test_a_hop_not_found_is_read_one_passage_at_a_time_and_an_unfit_answer_is_passed_over(monkeypatch):
-    llm, read = _alone("[1] Saginaw, Michigan", monkeypatch)
-    events, _ = run(llm, "Where was the director of film Torchy Blane In Panama born?", focus_hop=False,
-                    alone_hop=True, hop_fallback="none")
-    first, second = done(events, EventKind.SUBQUESTION)
-    hop = second.payload
-    # together, then the plaque alone (a date for a "where": unfit), then Clemens's page alone
-    assert _titles(read) == [[p.title for p in hop.passages], ["Where William Clemens was born"], ["William Clemens"]]
-    assert (hop.answer, hop.source, hop.found) == ("Saginaw, Michigan", 2, True)
-    assert hop.note.startswith("The model found no passage stating the answer.")
-    assert "Read one passage at a time (2 more calls), passage [2] states it." in hop.note
-    assert second.llm_calls == 3 and first.llm_calls == 1
-    assert answer_of(events).answer == "Saginaw, Michigan"
-
-    llm, read = _alone("[1] Saginaw, Michigan", monkeypatch)  # off, the default
-    events, _ = run(llm, "Where was the director of film Torchy Blane In Panama born?", focus_hop=False,
-                    hop_fallback="none")
-    assert not done(events, EventKind.SUBQUESTION)[1].payload.found and len(read) == 1
-
-
-def test_a_passage_already_read_alone_by_focus_hop_is_not_read_again_and_none_stating_it_is_not_found(monkeypatch):
-    llm, read = _alone("not found", monkeypatch)
-    events, _ = run(llm, "Where was the director of film Torchy Blane In Panama born?", focus_hop=True,
-                    alone_hop=True, hop_fallback="none")
-    second = done(events, EventKind.SUBQUESTION)[1]
-    hop = second.payload
-    titles = [p.title for p in hop.passages]
-    shown = _titles(read)
-    assert shown[0] == titles and shown[1] == ["William Clemens"]  # together, then focus_hop's subject alone
-    assert shown[2:] == [[t] for t in titles if t != "William Clemens"]  # the others, each once
-    assert not hop.found and "no passage stated it either" in hop.note
-    assert second.llm_calls == 1 + 1 + len(titles) - 1
-    assert answer_of(events).answer != "10 September 1905"

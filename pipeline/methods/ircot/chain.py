@@ -173,16 +173,6 @@ class IRCoTSettings(BaseModel):
         "on the 23. On the test files' first 50: MuSiQue +3.0, 2Wiki +1.0, HotpotQA -2.0 (one answer) "
         "(docs/benchmarks.md, \"A hop not found, asked again of its subject's own passages\").",
     )
-    alone_hop: bool = Field(
-        False,
-        description="Hop by hop, when a sub-question is still not found after its passages were read together "
-        "(and, with focus_hop, its subject's own), read each of its passages alone, one short call each, in "
-        "retrieval order, \"not found\" still allowed; the first answer that its passage holds and that fits the "
-        "sub-question (ircot.hops.unfit) is the hop's. Up to k more calls on such hops (this app's variant, issue "
-        "32: on MuSiQue dev the not-found hops mostly had a supporting passage holding the answer; reading every "
-        "hop one passage at a time was measured on 2026-11-29 and dropped). Off (docs/benchmarks.md, \"A hop not "
-        "found, read one passage at a time\").",
-    )
     answer_odds: float = Field(
         0.0, ge=0.0, le=1.0,
         description="Hop by hop, when the model replies \"not found\" to a sub-question but its first token gave "

@@ -285,7 +285,6 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
         result = ctx.llm.chat(messages, prompt.options(ctx.settings.temperature,
                                                        top_logprobs=ODDS_ALTERNATIVES * (cfg.answer_odds > 0)))
         cost = llm_cost(result)
-        calls, alone = [result], set()  # alone: the passages already read by themselves
         checked = given if cfg.ask_again_unfit else None
         read_answer(hop, result.text, checked, named_only=cfg.named_only,
                     checked_yes=cfg.checked_yes)
@@ -296,7 +295,7 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
                                              {"role": "user", "content": prompt.texts["unfit"].format(
                                                  why=hop.unfit, question=asked)}],
                                  prompt.options(ctx.settings.temperature))
-            calls.append(retry)
+            cost = llm_cost(result, retry)
             read_answer(hop, retry.text, checked, named_only=cfg.named_only,
                         checked_yes=cfg.checked_yes)
             hop.note = _joined(first, "Asked again:", hop.note or f"\"{hop.answer}\".")
@@ -306,16 +305,15 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
             focused = Hop(asked, [hop.passages[n - 1] for n in subject])
             retry = ctx.llm.chat(prompt.messages(question=asked, passages=format_passages(focused.passages)),
                                  prompt.options(ctx.settings.temperature))
-            calls.append(retry)
+            cost = llm_cost(result, retry)
             read_answer(focused, retry.text, checked, named_only=cfg.named_only, checked_yes=cfg.checked_yes)
             take_focused(hop, focused, subject)
-            alone = set(subject) if len(subject) == 1 else set()
         elif cfg.answer_odds > 0 and hop.answer is None and hop.note == NOT_FOUND_NOTE and \
                 (odds := answer_odds(result)) >= cfg.answer_odds:
             ctx.check_cancelled()
             forced = replace(prompt.options(ctx.settings.temperature), grammar=load_prompt("ircot_hop_infer").grammar)
             retry = ctx.llm.chat(messages, forced)
-            calls.append(retry)
+            cost = llm_cost(result, retry)
             read_answer(hop, retry.text, checked, named_only=cfg.named_only, checked_yes=cfg.checked_yes)
             hop.note = _joined(f"The model replied \"not found\" but gave answering odds of {odds:.2f}, at least "
                                f"{cfg.answer_odds:.2f}: asked for its answer.", hop.note)
@@ -324,17 +322,12 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
             infer = load_prompt("ircot_hop_infer")
             retry = ctx.llm.chat(infer.messages(question=asked, passages=format_passages(hop.passages)),
                                  infer.options(ctx.settings.temperature))
-            calls.append(retry)
+            cost = llm_cost(result, retry)
             read_answer(hop, retry.text, checked, named_only=cfg.named_only,
                         checked_yes=cfg.checked_yes)
             hop.inferred = hop.answer is not None
             hop.note = _joined(NOT_FOUND_NOTE, INFERRED_NOTE if hop.inferred else "Asked for the likeliest answer:",
                                hop.note)
-        if cfg.alone_hop and hop.answer is None and hop.note.startswith(NOT_FOUND_NOTE) and len(hop.passages) > 1:
-            calls += read_alone(ctx, hop, given, skip=alone, named_only=cfg.named_only,
-                                checked_yes=cfg.checked_yes)
-        if len(calls) > 1:
-            cost = llm_cost(*calls)
     else:
         hop.note = "No passage was retrieved for it."
     if again:
@@ -345,36 +338,6 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
     said = f"{hop.answer} (inferred)" if hop.inferred else hop.answer or "not found"
     yield tracer.event(done, f"{title} → {said}", id=hop_id, parent_id=parent, **cost)
     return hop
-
-
-def read_alone(ctx: RunContext, hop: Hop, given: tuple[str, ...], *, skip: set[int] = frozenset(),
-               named_only: bool = False, checked_yes: bool = False) -> list[ChatResult]:
-    """Ask ``hop``'s sub-question (not found among its passages read together) of each passage alone, in
-    retrieval order, ``skip`` aside (those already read by themselves), until one gives an answer that the passage
-    holds and that fits the sub-question (``unfit``, ``given`` being the earlier answers put into it); fill
-    ``hop`` with it, its note saying how it was read. Returns the calls made (``IRCoTSettings.alone_hop``)."""
-    prompt = load_prompt("ircot_hop_answer")
-    calls = []
-    for n, doc in enumerate(hop.passages, 1):
-        if n in skip:
-            continue
-        ctx.check_cancelled()
-        result = ctx.llm.chat(prompt.messages(question=hop.question, passages=format_passages([doc])),
-                              prompt.options(ctx.settings.temperature))
-        calls.append(result)
-        single = Hop(hop.question, [doc])
-        read_answer(single, result.text, given, named_only=named_only, checked_yes=checked_yes)
-        if single.answer is not None:
-            first = hop.note
-            hop.answer, hop.said, hop.source = single.answer, single.said, n
-            hop.note = _joined(first, ALONE_NOTE.format(len(calls), "s" * (len(calls) > 1), n), single.note)
-            return calls
-    hop.note = _joined(hop.note, f"Read one at a time ({len(calls)} more call{'s' * (len(calls) > 1)}), no passage "
-                                 "stated it either.")
-    return calls
-
-
-ALONE_NOTE = "Read one passage at a time ({} more call{}), passage [{}] states it."
 
 
 def about_subject(question: str, passages: list[Document]) -> list[int]:
