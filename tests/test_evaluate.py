@@ -151,6 +151,13 @@ def test_results_file_refuses_to_resume_with_other_method_settings(tmp_path):
         toc={"max_depth": 2}, ircot={"max_steps": 3})))
 
 
+def test_results_file_makes_its_missing_folder(tmp_path):
+    path = tmp_path / "runs" / "new" / "results.json"
+    results = ResultsFile(path, CONFIG, "test machine")
+    results.add(record("q1", "oner"))
+    assert json.loads(path.read_text())["n"] == 1
+
+
 def test_results_file_accepts_a_new_method_added_to_an_existing_file(tmp_path):
     path = tmp_path / "results.json"
     results = ResultsFile(path, CONFIG, "test machine")

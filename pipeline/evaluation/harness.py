@@ -174,10 +174,12 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 class ResultsFile:
     """``results.json``: written after every item (atomically), so an interrupted run resumes where it was.
-    It refuses to mix results of different data, models, settings or prompt versions."""
+    It refuses to mix results of different data, models, settings or prompt versions. Its folder is made when
+    missing, before any item runs (a run would otherwise fail when it first saves, its first item lost)."""
 
     def __init__(self, path: Path, config: RunConfig, machine: str) -> None:
         self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.config = config
         self.data: dict[str, Any] = {**config.as_dict(), "machine": machine, "n": 0, "methods": {}, "items": [],
                                      "method_configs": {}}
