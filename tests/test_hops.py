@@ -569,6 +569,17 @@ def test_a_plan_that_begins_with_the_whole_question_is_asked_for_again_and_the_s
     assert answer_of(events).answer == "Saginaw, Michigan"
 
 
+def test_a_plan_asked_for_again_shows_a_worked_nested_plan_only_with_restated_example():
+    for example in (False, True):
+        llm = replanned(RESTATED, SPLIT)
+        events, _ = run(llm, QUESTION, restated_example=example)
+        again = [c for c in llm.calls if c[0][-1]["content"].startswith("Your first simple question repeats")]
+        assert len(again) == 1 and again[0][0][-1]["content"].endswith(f"Question: {QUESTION}")
+        assert ("the composer of Rusalka" in again[0][0][-1]["content"]) is example
+        assert done(events, EventKind.PLAN)[0].payload.questions == ["Who directed Torchy Blane in Panama?",
+                                                                     "Where was #1 born?"]
+
+
 @pytest.mark.parametrize("second", [RESTATED.replace("film ", ""),
                                     "1. Who wrote The Hobbit?\n2. In which city was #1 born?\nAnswer: #2"])
 def test_a_second_plan_that_restates_too_or_is_about_something_else_leaves_the_first_and_off_asks_once(second):

@@ -75,6 +75,13 @@ class IRCoTSettings(BaseModel):
         "first 50 dev items (+2.0 F1 on MuSiQue [+0.0, +6.0], no HotpotQA or 2Wiki answer changed) and then run "
         "once on MuSiQue's first 50 test items: +2.0 [+0.0, +6.0] at 1.07 x the median (docs/benchmarks.md).",
     )
+    restated_example: bool = Field(
+        False,
+        description="With ask_again_restated, the model asked again is shown a worked plan of a question that "
+        "reaches its subject through two others (\"the capital of the country where the composer of Rusalka was "
+        "born\": composer, then country, then capital). Off: being measured (issue 32; docs/benchmarks.md). KGP's "
+        "hop reading keeps it off.",
+    )
     clause_plan: bool = Field(
         True,
         description="Hop by hop, when the model's plan begins with the whole question and the question reaches its "

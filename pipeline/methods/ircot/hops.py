@@ -97,13 +97,14 @@ class Hop:
 
 def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool = False,
                clause: bool = False, chain: bool = False, reorder: bool = False,
-               both: bool = False) -> tuple[Plan | None, str, dict]:
+               both: bool = False, example: bool = False) -> tuple[Plan | None, str, dict]:
     """The plan the model writes for ``question`` (``ircot_plan``, under its grammar): the plan and the call's
     cost, or None and why it cannot be followed (what is done ``instead``, and what the model wrote). A plan whose
     first sub-question restates the question (``restates``) is replaced, with ``clause``, by the plan the wording
     of a question with one relative clause gives (``clause_plan``), or, with ``chain``, by that of a chain of
     relations (``chain_plan``, also used for a plan that cannot be followed); else, with ``ask_again``, asked for
-    once more, the model told so, and the new plan used when it does not restate; one that still restates is, with
+    once more, the model told so (``example``: shown a worked plan of a nested question too), and the new plan used
+    when it does not restate; one that still restates is, with
     ``reorder``, put in order when a later sub-question asks for the relation inside the question
     (``reordered_plan``). A relative two steps away (``kin_plan``) and, with ``both``, whether both of two things
     are so (``both_plan``) are planned from the wording, with no model call."""
@@ -130,7 +131,8 @@ def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool 
         return plan, "", llm_cost(result)
     ctx.check_cancelled()
     again = ctx.llm.chat(messages + [{"role": "assistant", "content": result.text},
-                                     {"role": "user", "content": prompt.texts["restated"].format(question=question)}],
+                                     {"role": "user", "content": prompt.texts["restated_example" if example else "restated"].format(
+                                         question=question)}],
                          prompt.options(ctx.settings.temperature))
     try:
         second = plan_for(again.text, question)
@@ -169,7 +171,8 @@ def run_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings
     yield tracer.event(PlanPayload(note=why), "Plan", id=plan_id, status=Status.RUNNING)
     plan, error, cost = write_plan(question, ctx, "reasoning one sentence at a time instead.",
                                    ask_again=cfg.ask_again_restated, clause=cfg.clause_plan,
-                                   chain=cfg.chain_plan, reorder=cfg.reorder_plan, both=cfg.both_plan)
+                                   chain=cfg.chain_plan, reorder=cfg.reorder_plan, both=cfg.both_plan,
+                                   example=cfg.restated_example)
     if plan is None:
         yield tracer.event(PlanPayload(error=error, note=why), "Plan: unusable", id=plan_id, **cost)
         yield from run_sentences(question, ctx, tracer, cfg)
