@@ -104,9 +104,8 @@ def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool 
     of a question with one relative clause gives (``clause_plan``), or, with ``chain``, by that of a chain of
     relations (``chain_plan``, also used for a plan that cannot be followed); else, with ``ask_again``, asked for
     once more, the model told so (``example``: shown a worked plan of a nested question too), and the new plan used
-    when it does not restate; one that still restates is, with
-    ``reorder``, put in order when a later sub-question asks for the relation inside the question
-    (``reordered_plan``). A relative two steps away (``kin_plan``) and, with ``both``, whether both of two things
+    when it does not restate; one that still restates is, with ``reorder``, put in order when a later sub-question
+    asks for the relation inside the question (``reordered_plan``). A relative two steps away (``kin_plan``) and, with ``both``, whether both of two things
     are so (``both_plan``) are planned from the wording, with no model call."""
     fixed = kin_plan(question) or (both_plan(question) if both else None)
     if fixed is not None:  # no model call: the wording says it all
@@ -130,9 +129,9 @@ def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool 
     if not (ask_again and restates(plan, question)):
         return plan, "", llm_cost(result)
     ctx.check_cancelled()
+    request = prompt.texts["restated_example" if example else "restated"].format(question=question)
     again = ctx.llm.chat(messages + [{"role": "assistant", "content": result.text},
-                                     {"role": "user", "content": prompt.texts["restated_example" if example else "restated"].format(
-                                         question=question)}],
+                                     {"role": "user", "content": request}],
                          prompt.options(ctx.settings.temperature))
     try:
         second = plan_for(again.text, question)
