@@ -98,15 +98,15 @@ class Hop:
 def write_plan(question: str, ctx: RunContext, instead: str, *, ask_again: bool = False,
                clause: bool = False, chain: bool = False, reorder: bool = False,
                both: bool = False, example: bool = False) -> tuple[Plan | None, str, dict]:
-    """The plan the model writes for ``question`` (``ircot_plan``, under its grammar): the plan and the call's
-    cost, or None and why it cannot be followed (what is done ``instead``, and what the model wrote). A plan whose
-    first sub-question restates the question (``restates``) is replaced, with ``clause``, by the plan the wording
-    of a question with one relative clause gives (``clause_plan``), or, with ``chain``, by that of a chain of
-    relations (``chain_plan``, also used for a plan that cannot be followed); else, with ``ask_again``, asked for
-    once more, the model told so (``example``: shown a worked plan of a nested question too), and the new plan used
-    when it does not restate; one that still restates is, with ``reorder``, put in order when a later sub-question
-    asks for the relation inside the question (``reordered_plan``). A relative two steps away (``kin_plan``) and, with ``both``, whether both of two things
-    are so (``both_plan``) are planned from the wording, with no model call."""
+    """The plan the model writes for ``question`` (``ircot_plan``, under its grammar): the plan and the call's cost,
+    or None and why it cannot be followed (what is done ``instead``, and what the model wrote). A plan whose first
+    sub-question restates the question (``restates``) is replaced, with ``clause``, by the plan the wording of a
+    question with one relative clause gives (``clause_plan``), or, with ``chain``, by that of a chain of relations
+    (``chain_plan``, also used for a plan that cannot be followed); else, with ``ask_again``, asked for once more,
+    the model told so (``example``: shown a worked plan of a nested question too), and the new plan used when it
+    does not restate; one that still restates is, with ``reorder``, put in order when a later sub-question asks for
+    the relation inside the question (``reordered_plan``). A relative two steps away (``kin_plan``) and, with
+    ``both``, whether both of two things are so (``both_plan``) are planned from the wording, with no model call."""
     fixed = kin_plan(question) or (both_plan(question) if both else None)
     if fixed is not None:  # no model call: the wording says it all
         return fixed, "", {}
