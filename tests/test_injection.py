@@ -324,10 +324,14 @@ def test_pathological_text_is_cleaned_in_time_linear_in_its_length(clean, unit):
     small = (unit * (20_000 // len(unit) + 1))[:20_000]
     clean = getattr(clean, "__wrapped__", clean)  # neutralise's cache would time a lookup, not the work
 
-    def seconds(text):
-        start = time.perf_counter()
-        clean(text)
-        return time.perf_counter() - start
+    def seconds(text, tries=3):
+        # The fastest of a few tries: a moment of load on a shared machine (CI's other tests) slows one try, not all.
+        best = float("inf")
+        for _ in range(tries):
+            start = time.perf_counter()
+            clean(text)
+            best = min(best, time.perf_counter() - start)
+        return best
     ten_times = seconds(small * 10)
     # Linear work takes about 10 times as long for 10 times the text; quadratic about 100 times.
     assert ten_times < 30 * max(seconds(small), 0.005), (unit, ten_times)
