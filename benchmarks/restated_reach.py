@@ -3,9 +3,9 @@ defaults, from the model's first plan only.
 
     python -m benchmarks.restated_reach data/eval/musique.jsonl [MORE.jsonl ...] [--limit 100] [--ids-out F]
 
-For each item the route is IRCoT's own (by wording, ``chain.run``); for an item it sends hop by hop, the plan is
-written as ``hops.write_plan`` writes it with IRCoT's settings, the first plan call made with the default model
-and the second call (the re-ask) stopped before it is made. An item counts when its plan would be asked for again:
+For each item the route is IRCoT's own (by wording, ``chain.hop_reason``); for an item it sends hop by hop, the
+plan is written as ``hops.write_plan`` writes it with IRCoT's settings, the first plan call made with the default
+model and the second call (the re-ask) stopped before it is made. An item counts when its plan would be asked for again:
 a change to the re-ask alone (``restated_example``) can act on these items and no others. ``--ids-out`` writes
 each file's counted ids, one comma-separated line per file, for ``pipeline.evaluate --ids``.
 """
@@ -18,10 +18,8 @@ from pathlib import Path
 
 from pipeline.context import RunContext
 from pipeline.evaluation.data import load_items
-from pipeline.methods.ircot.chain import IRCoTSettings
+from pipeline.methods.ircot.chain import IRCoTSettings, hop_reason
 from pipeline.methods.ircot.hops import write_plan
-from pipeline.methods.ircot.plan import clause_plan
-from pipeline.routing import hop_structure_cue
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
 
 
@@ -47,9 +45,7 @@ class FirstCallOnly:
 
 def hop_by_hop(question: str, cfg: IRCoTSettings) -> bool:
     """Whether IRCoT with ``cfg`` sends ``question`` hop by hop (``chain.run``'s route)."""
-    if cfg.mode != "auto":
-        return cfg.mode == "hops"
-    return bool(hop_structure_cue(question)) or (cfg.clause_route and clause_plan(question) is not None)
+    return cfg.mode == "hops" or hop_reason(question, cfg) is not None
 
 
 def re_asked(question: str, llm, cfg: IRCoTSettings) -> bool:

@@ -267,15 +267,24 @@ def extract_answer(text: str) -> str | None:
 def run(question: str, ctx: RunContext, tracer: Tracer, cfg: IRCoTSettings) -> Iterator[StepEvent]:
     """IRCoT in the mode its settings name: one reasoning sentence at a time, hop by hop, or (auto) hop by hop
     when the question's structure asks for it."""
-    why = hop_structure_cue(question) if cfg.mode == "auto" else None
-    if cfg.mode == "auto" and not why and cfg.clause_route and clause_plan(question) is not None:
-        why = CLAUSE_ROUTE
+    why = hop_reason(question, cfg)
     if cfg.mode == "hops" or why:
         from pipeline.methods.ircot.hops import run_hops
 
         yield from run_hops(question, ctx, tracer, cfg, why=f"Hop by hop: {why}." if why else "")
     else:
         yield from run_sentences(question, ctx, tracer, cfg)
+
+
+def hop_reason(question: str, cfg: IRCoTSettings) -> str | None:
+    """Why IRCoT in auto mode answers ``question`` hop by hop (its structure, or a relative clause with
+    ``clause_route``), or None: in auto mode, one reasoning sentence at a time; in the other modes, as they say."""
+    if cfg.mode != "auto":
+        return None
+    why = hop_structure_cue(question)
+    if not why and cfg.clause_route and clause_plan(question) is not None:
+        why = CLAUSE_ROUTE
+    return why
 
 
 def run_sentences(question: str, ctx: RunContext, tracer: Tracer, cfg: IRCoTSettings) -> Iterator[StepEvent]:
