@@ -65,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=100)
     parser.add_argument("--ids-out", type=Path, default=None)
     args = parser.parse_args(argv)
+    missing = [str(path) for path in args.data if not path.is_file()]
+    if missing:
+        print(f"error: no such data file: {', '.join(missing)}", file=sys.stderr)
+        return 2
     cfg = IRCoTSettings()
     llm = Runtime(RuntimeConfig(data_dir=default_data_dir() / "evaluation", model="default")).llm()
     lines = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.restated_reach import hop_by_hop, re_asked
+from benchmarks.restated_reach import hop_by_hop, main, re_asked
 from pipeline.methods.ircot.chain import IRCoTSettings
 from tests.fakes import ScriptedLLM
 
@@ -29,3 +29,8 @@ def test_the_route_is_ircots():
     assert hop_by_hop(NESTED, IRCoTSettings())
     assert not hop_by_hop("When was the Eiffel Tower completed?", IRCoTSettings())
     assert hop_by_hop("When was the Eiffel Tower completed?", IRCoTSettings(mode="hops"))
+
+
+def test_a_missing_data_file_is_named_before_any_model_loads(tmp_path, capsys):
+    assert main([str(tmp_path / "nope.jsonl")]) == 2
+    assert "no such data file" in capsys.readouterr().err
