@@ -1,0 +1,144 @@
+"""How far IRCoT hop by hop goes when its plan is right: MuSiQue items planned by their gold decompositions.
+
+    python -m benchmarks.gold_plans data/eval/musique.jsonl --out runs/gold-plans.json [--ids A,B] [--limit N]
+
+A diagnostic, never a method: MuSiQue gives each question's decomposition (one sub-question per hop, "#k" for an
+earlier hop's answer; a Wikidata hop is written "X >> relation" and is worded here as a question, by fixed
+templates written before any run). Every item is run hop by hop (``IRCoTSettings.mode = "hops"``) with today's
+other defaults, the closed corpus and the default model, through the run service as ``pipeline.evaluate`` runs it;
+the one difference is the plan call, answered with the gold plan instead of by the model (no model call, no
+cost). Everything after the plan (retrieval for each hop, the hop reader and its checks, the answer) is IRCoT's
+own. The results file has ``pipeline.evaluate``'s schema, so ``benchmarks.compare_results`` pairs it with a run of
+today's defaults on the same items: the difference bounds what a better planner could give at this model size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from models.llm import ChatResult
+from models.rerankers import RankFusionReranker
+from pipeline.evaluation.data import load_items
+from pipeline.evaluation.harness import (ResultsFile, closed_corpus, data_config, make_context, method_config,
+                                         run_item)
+from pipeline.evaluation.tables import machine
+from pipeline.methods.ircot.chain import IRCoTSettings
+from pipeline.prompting import load_prompt
+from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
+from pipeline.service import RunService
+from pipeline.settings import Settings
+
+# "X >> relation" hops worded as questions; {x} is the subject. Any other relation: "What is the R of X?", or
+# "Who is ..." for the relations of people below.
+RELATIONS = {
+    "located in the administrative territorial entity": "In which administrative territorial entity is {x} located?",
+    "place of birth": "Where was {x} born?",
+    "place of death": "Where did {x} die?",
+    "shares border with": "What shares a border with {x}?",
+    "country": "Which country is {x} in?",
+    "named after": "What is {x} named after?",
+    "part of": "What is {x} part of?",
+    "owned by": "Who owns {x}?",
+    "capital of": "What is {x} the capital of?",
+    "has part": "What is part of {x}?",
+    "member of sports team": "Which sports team was {x} a member of?",
+    "member of political party": "Which political party was {x} a member of?",
+    "member of": "What was {x} a member of?",
+    "educated at": "Where was {x} educated?",
+    "licensed to broadcast to": "What place is {x} licensed to broadcast to?",
+    "position held": "What position did {x} hold?",
+    "location": "Where is {x} located?",
+    "headquarters location": "Where is the headquarters of {x}?",
+    "country of citizenship": "What is the country of citizenship of {x}?",
+}
+PEOPLE = {"spouse", "sibling", "father", "mother", "child", "performer", "author", "producer", "creator", "composer",
+          "cast member", "director", "screenwriter", "founded by", "employer"}
+
+
+def hop_question(text: str) -> str:
+    """A gold decomposition step as a sub-question: "X >> relation" by the templates, any other step as written,
+    capitalised and ending in one question mark."""
+    if ">>" in text:
+        subject, relation = (part.strip() for part in text.split(">>", 1))
+        if relation in RELATIONS:
+            text = RELATIONS[relation].format(x=subject)
+        else:
+            text = f"{'Who' if relation in PEOPLE else 'What'} is the {relation} of {subject}?"
+    text = re.sub(r"\s+", " ", text).strip().rstrip("?").strip()
+    return text[:1].upper() + text[1:] + "?"
+
+
+def gold_plan(decomposition: list[dict]) -> str:
+    """The plan text IRCoT's parser reads: the numbered sub-questions, then the last one as the answer."""
+    lines = [f"{n}. {hop_question(step['question'])}" for n, step in enumerate(decomposition, 1)]
+    return "\n".join(lines + [f"Answer: #{len(decomposition)}"])
+
+
+class GivenPlan:
+    """A chat model whose plan call (the ``ircot_plan`` prompt's system message) is answered with ``plan``; every
+    other call goes to ``llm``."""
+
+    def __init__(self, llm, plan: str) -> None:
+        self.llm, self.plan, self.planned = llm, plan, 0
+        self.system = load_prompt("ircot_plan").messages(question="")[0]["content"]
+
+    def chat(self, messages, *args, **kwargs):
+        if messages and messages[0].get("content") == self.system:
+            self.planned += 1
+            return ChatResult(text=self.plan)
+        return self.llm.chat(messages, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.llm, name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.gold_plans", description=__doc__.split("\n")[0])
+    parser.add_argument("data", type=Path, help="MuSiQue JSONL (data/eval/musique.jsonl: its decompositions)")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--ids", default=None, help="comma-separated item ids: only these")
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--trace-dir", type=Path, default=None)
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir() / "evaluation")
+    args = parser.parse_args(argv)
+    if not args.data.is_file():
+        print(f"error: no such data file: {args.data}", file=sys.stderr)
+        return 2
+    rows = {row["id"]: row for row in map(json.loads, args.data.read_text().splitlines()) if row}
+    items = load_items(args.data)[: args.limit]
+    if args.ids:
+        wanted = set(args.ids.split(","))
+        items = [item for item in items if item.id in wanted]
+    if any(not rows[item.id].get("decomposition") for item in items):
+        print("error: every item needs a decomposition (MuSiQue's)", file=sys.stderr)
+        return 2
+    settings = Settings(methods={"ircot": IRCoTSettings(mode="hops")})
+    config = data_config(args.data, "default", "closed", settings.top_k)
+    results = ResultsFile(args.out, config, machine())
+    results.use_method("ircot", {**method_config("ircot", settings), "plan": "gold decomposition"})
+    runtime = Runtime(RuntimeConfig(data_dir=args.data_dir, model="default"))
+    collection = closed_corpus(runtime.store, load_items(args.data), config.data_sha256, None)
+    llm = runtime.llm()
+    results.use_backend(llm.backend_settings())
+    reranker = RankFusionReranker(runtime.embeddings)
+    service = RunService(trace_dir=args.trace_dir)
+    for item in tqdm([i for i in items if not results.done(i.id, "ircot")], desc="gold plans", file=sys.stderr):
+        plan = gold_plan(rows[item.id]["decomposition"])
+        given = GivenPlan(llm, plan)
+        ctx = make_context(given, item, "closed", collection, reranker, settings, runtime.llm)
+        record = run_item(service, "ircot", item, ctx)
+        record["gold_plan"] = plan.splitlines()
+        record["plan_calls_answered"] = given.planned
+        results.add(record)
+    results.save()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""benchmarks.gold_plans: MuSiQue's gold decompositions as IRCoT plans, the plan call answered with them and no
+other call touched."""
+
+from __future__ import annotations
+
+from benchmarks.gold_plans import GivenPlan, gold_plan, hop_question, main
+from pipeline.methods.ircot.plan import parse_plan
+from tests.fakes import ScriptedLLM
+from tests.test_hops import answer_of, done, run
+from pipeline.events import EventKind
+
+
+def test_wikidata_hops_are_worded_as_questions_and_others_kept_as_written():
+    assert hop_question("Mark Day >> place of birth") == "Where was Mark Day born?"
+    assert hop_question("#1 >> spouse") == "Who is the spouse of #1?"
+    assert hop_question("Study in Brown >> record label") == "What is the record label of Study in Brown?"
+    assert hop_question("who played thelma in the movie thelma and louise") == \
+        "Who played thelma in the movie thelma and louise?"
+    assert hop_question("What company is #1  part of? ") == "What company is #1 part of?"
+
+
+def test_a_gold_decomposition_is_a_plan_ircot_can_follow():
+    plan = parse_plan(gold_plan([{"question": "No Escape >> cast member"}, {"question": "#1 >> spouse"}]))
+    assert plan.questions == ("Who is the cast member of No Escape?", "Who is the spouse of #1?")
+    assert plan.answer == 2
+
+
+def test_only_the_plan_call_is_answered_with_the_gold_plan():
+    model = ScriptedLLM(lambda messages, options: {
+        "Who directed Torchy Blane in Panama?": "[1] William Clemens",
+        "Where was William Clemens born?": "[1] Saginaw, Michigan",
+    }.get(messages[-1]["content"].rsplit("Question:", 1)[-1].strip(), "MODEL PLAN OR READER"))
+    given = GivenPlan(model, "1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2")
+    events, _ = run(given, "Where was the director of film Torchy Blane In Panama born?")
+    assert given.planned == 1
+    assert [h.payload.question for h in done(events, EventKind.SUBQUESTION)] == \
+        ["Who directed Torchy Blane in Panama?", "Where was William Clemens born?"]
+    assert answer_of(events).answer == "Saginaw, Michigan"
+    assert not any(m[0]["content"].startswith("You split a question") for m, _ in model.calls)
+
+
+def test_a_missing_data_file_is_named_before_any_model_loads(tmp_path, capsys):
+    assert main([str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "out.json")]) == 2
+    assert "no such data file" in capsys.readouterr().err
