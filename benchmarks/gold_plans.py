@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from models.llm import ChatResult
+from models.llm import ChatModel, ChatResult
 from models.rerankers import RankFusionReranker
 from pipeline.evaluation.data import load_items
 from pipeline.evaluation.harness import (ResultsFile, closed_corpus, data_config, make_context, method_config,
@@ -80,19 +80,24 @@ def gold_plan(decomposition: list[dict]) -> str:
     return "\n".join(lines + [f"Answer: #{len(decomposition)}"])
 
 
-class GivenPlan:
+class GivenPlan(ChatModel):
     """A chat model whose plan call (the ``ircot_plan`` prompt's system message) is answered with ``plan``; every
-    other call goes to ``llm``."""
+    other call goes to ``llm``. It answers ``stream``, which the run's Stop wrapper (``CancellableModel``) calls."""
 
-    def __init__(self, llm, plan: str) -> None:
+    def __init__(self, llm: ChatModel, plan: str) -> None:
         self.llm, self.plan, self.planned = llm, plan, 0
+        self.name = llm.name
         self.system = load_prompt("ircot_plan").messages(question="")[0]["content"]
 
-    def chat(self, messages, *args, **kwargs):
+    def stream(self, messages, options):
         if messages and messages[0].get("content") == self.system:
             self.planned += 1
-            return ChatResult(text=self.plan)
-        return self.llm.chat(messages, *args, **kwargs)
+            yield ChatResult(text=self.plan)
+            return
+        yield from self.llm.stream(messages, options)
+
+    def backend_settings(self) -> dict:
+        return self.llm.backend_settings()
 
     def __getattr__(self, name):
         return getattr(self.llm, name)

@@ -3,8 +3,11 @@ other call touched."""
 
 from __future__ import annotations
 
+import threading
+
 from benchmarks.gold_plans import GivenPlan, gold_plan, hop_question, main
 from pipeline.methods.ircot.plan import parse_plan
+from models.cancel import CancellableModel
 from tests.fakes import ScriptedLLM
 from tests.test_hops import answer_of, done, run
 from pipeline.events import EventKind
@@ -31,7 +34,9 @@ def test_only_the_plan_call_is_answered_with_the_gold_plan():
         "Where was William Clemens born?": "[1] Saginaw, Michigan",
     }.get(messages[-1]["content"].rsplit("Question:", 1)[-1].strip(), "MODEL PLAN OR READER"))
     given = GivenPlan(model, "1. Who directed Torchy Blane in Panama?\n2. Where was #1 born?\nAnswer: #2")
-    events, _ = run(given, "Where was the director of film Torchy Blane In Panama born?")
+    # as the run service runs it: every call through the run's Stop wrapper, which streams
+    events, _ = run(CancellableModel(given, threading.Event()), "Where was the director of film Torchy Blane In "
+                    "Panama born?")
     assert given.planned == 1
     assert [h.payload.question for h in done(events, EventKind.SUBQUESTION)] == \
         ["Who directed Torchy Blane in Panama?", "Where was William Clemens born?"]
