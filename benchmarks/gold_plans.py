@@ -1,6 +1,7 @@
 """How far IRCoT hop by hop goes when its plan is right: MuSiQue items planned by their gold decompositions.
 
     python -m benchmarks.gold_plans data/eval/musique.jsonl --out runs/gold-plans.json [--ids A,B] [--limit N]
+    python -m benchmarks.gold_plans data/eval/musique.jsonl --summarize RESULTS.json [MORE.json ...]
 
 A diagnostic, never a method: MuSiQue gives each question's decomposition (one sub-question per hop, "#k" for an
 earlier hop's answer; a Wikidata hop is written "X >> relation" and is worded here as a question, by fixed
@@ -28,6 +29,7 @@ from pipeline.evaluation.data import load_items
 from pipeline.evaluation.harness import (ResultsFile, closed_corpus, data_config, make_context, method_config,
                                          run_item)
 from pipeline.evaluation.tables import machine
+from pipeline.metrics import f1
 from pipeline.methods.ircot.chain import IRCoTSettings
 from pipeline.prompting import load_prompt
 from pipeline.runtime import Runtime, RuntimeConfig, default_data_dir
@@ -103,10 +105,46 @@ class GivenPlan(ChatModel):
         return getattr(self.llm, name)
 
 
+def chain_end(record: dict) -> str:
+    """How an IRCoT record's chain ended: the sentence chain, every hop answered, or stopped at a hop not found."""
+    hops = record.get("hops") or []
+    if not hops:
+        return "sentence chain"
+    return "stopped at a hop not found" if hops[-1].get("answer") is None else "every hop answered"
+
+
+def gold_hops_found(record: dict, decomposition: list[dict]) -> int:
+    """How many of the item's gold hop answers some hop of the chain answered (F1 of at least 0.5 against it)."""
+    answers = [hop.get("answer") or "" for hop in record.get("hops") or []]
+    return sum(any(f1(answer, step["answer"]) >= 0.5 for answer in answers) for step in decomposition)
+
+
+def summarize(rows: dict[str, dict], path: Path) -> str:
+    """F1 by number of hops and by how the chains ended, and the gold hop answers the hops found, of one file."""
+    records = [r for r in json.loads(path.read_text())["items"] if r["method"] == "ircot"]
+    lines = [f"{path} ({len(records)} items)", "| group | n | F1 | gold hop answers found |", "|---|---|---|---|"]
+    groups: dict[str, list[dict]] = {"all": records}
+    for record in records:
+        hops = len(rows[record["id"]]["decomposition"])
+        groups.setdefault(f"{hops} hops", []).append(record)
+        groups.setdefault(chain_end(record), []).append(record)
+    order = ["all", "2 hops", "3 hops", "4 hops", "every hop answered", "stopped at a hop not found", "sentence chain"]
+    for name, group in sorted(groups.items(), key=lambda pair: order.index(pair[0])):
+        found = sum(gold_hops_found(r, rows[r["id"]]["decomposition"]) for r in group)
+        total = sum(len(rows[r["id"]]["decomposition"]) for r in group)
+        mean = 100 * sum(r["scores"]["f1"] for r in group) / len(group)
+        lines.append(f"| {name} | {len(group)} | {mean:.1f} | {found} of {total} |")
+    seconds = sorted(r["cost"]["wall_s"] for r in records)
+    lines.append(f"median seconds per item: {seconds[len(seconds) // 2]:.1f}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.gold_plans", description=__doc__.split("\n")[0])
     parser.add_argument("data", type=Path, help="MuSiQue JSONL (data/eval/musique.jsonl: its decompositions)")
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--summarize", nargs="+", type=Path, default=None,
+                        help="print the summary of these results files (IRCoT records), run nothing")
     parser.add_argument("--ids", default=None, help="comma-separated item ids: only these")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--trace-dir", type=Path, default=None)
@@ -116,6 +154,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no such data file: {args.data}", file=sys.stderr)
         return 2
     rows = {row["id"]: row for row in map(json.loads, args.data.read_text().splitlines()) if row}
+    if args.summarize:
+        print("\n\n".join(summarize(rows, path) for path in args.summarize))
+        return 0
+    if args.out is None:
+        parser.error("--out is needed to run")
     items = load_items(args.data)[: args.limit]
     if args.ids:
         wanted = set(args.ids.split(","))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from benchmarks.gold_plans import GivenPlan, gold_plan, hop_question, main
+from benchmarks.gold_plans import GivenPlan, chain_end, gold_hops_found, gold_plan, hop_question, main
 from pipeline.methods.ircot.plan import parse_plan
 from models.cancel import CancellableModel
 from tests.fakes import ScriptedLLM
@@ -47,3 +47,15 @@ def test_only_the_plan_call_is_answered_with_the_gold_plan():
 def test_a_missing_data_file_is_named_before_any_model_loads(tmp_path, capsys):
     assert main([str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "out.json")]) == 2
     assert "no such data file" in capsys.readouterr().err
+
+
+def test_the_summary_counts_gold_hop_answers_found_and_how_chains_ended():
+    steps = [{"question": "No Escape >> cast member", "answer": "Valerie Hobson"},
+             {"question": "#1 >> spouse", "answer": "John Profumo"}]
+    stopped = {"hops": [{"answer": "Valerie Hobson"}, {"answer": None}]}
+    assert chain_end(stopped) == "stopped at a hop not found"
+    assert chain_end({"hops": []}) == "sentence chain"
+    assert chain_end({"hops": [{"answer": "Valerie Hobson"}, {"answer": "Profumo"}]}) == "every hop answered"
+    assert gold_hops_found(stopped, steps) == 1
+    assert gold_hops_found({"hops": [{"answer": "Hobson"}, {"answer": "John Profumo"}]}, steps) == 2
+    assert gold_hops_found({"hops": [{"answer": "Edmund Gwenn"}]}, steps) == 0
