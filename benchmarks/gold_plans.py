@@ -2,6 +2,11 @@
 
     python -m benchmarks.gold_plans data/eval/musique.jsonl --out runs/gold-plans.json [--ids A,B] [--limit N]
     python -m benchmarks.gold_plans data/eval/musique.jsonl --summarize RESULTS.json [MORE.json ...]
+    python -m benchmarks.gold_plans data/eval/musique.jsonl --hop-reading TRACE_DIR
+
+``--hop-reading`` reads a gold-plan run's traces (``--trace-dir``): for each hop reached with every earlier hop
+answered right, whether the gold hop's supporting passage was among the hop's passages, and whether the hop's
+answer was right (F1 of at least 0.5 against the gold hop answer), wrong, or "not found".
 
 A diagnostic, never a method: MuSiQue gives each question's decomposition (one sub-question per hop, "#k" for an
 earlier hop's answer; a Wikidata hop is written "X >> relation" and is worded here as a question, by fixed
@@ -139,6 +144,34 @@ def summarize(rows: dict[str, dict], path: Path) -> str:
     return "\n".join(lines)
 
 
+def hop_reading(rows: dict[str, dict], trace_dir: Path) -> str:
+    """The table of ``--hop-reading``: hops reached on a right chain, by position, passage found and answer."""
+    counts: dict[tuple[int, bool, str], int] = {}
+    for path in sorted(trace_dir.glob("trace-ircot-*.jsonl")):
+        row = rows[path.stem.removeprefix("trace-ircot-")]
+        steps = row["decomposition"]
+        asked: dict[int, dict] = {}
+        for line in path.read_text().splitlines():
+            event = json.loads(line)
+            if event["kind"] == "subquestion" and event["status"] == "done":
+                asked[event["payload"]["step"]] = event["payload"]  # a hop asked again: its last asking
+        for number in sorted(k for k in asked if k <= len(steps)):
+            hop, gold = asked[number], steps[number - 1]
+            held = row["passages"][gold["paragraph_support_idx"]]["title"] in {p.get("title") for p in hop["passages"]}
+            answer = hop.get("answer") or ""
+            said = "not found" if not answer else "right" if f1(answer, gold["answer"]) >= 0.5 else "wrong"
+            counts[number, held, said] = counts.get((number, held, said), 0) + 1
+            if said != "right":
+                break
+    lines = ["| hop | its gold passage among its passages | right | wrong | not found |", "|---|---|---|---|---|"]
+    for number in sorted({key[0] for key in counts}):
+        for held in (True, False):
+            cells = [counts.get((number, held, said), 0) for said in ("right", "wrong", "not found")]
+            if any(cells):
+                lines.append(f"| {number} | {'yes' if held else 'no'} | " + " | ".join(map(str, cells)) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.gold_plans", description=__doc__.split("\n")[0])
     parser.add_argument("data", type=Path, help="MuSiQue JSONL (data/eval/musique.jsonl: its decompositions)")
@@ -148,12 +181,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ids", default=None, help="comma-separated item ids: only these")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--trace-dir", type=Path, default=None)
+    parser.add_argument("--hop-reading", type=Path, default=None, metavar="TRACE_DIR",
+                        help="print how the hops of a gold-plan run's traces were read, run nothing")
     parser.add_argument("--data-dir", type=Path, default=default_data_dir() / "evaluation")
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(f"error: no such data file: {args.data}", file=sys.stderr)
         return 2
     rows = {row["id"]: row for row in map(json.loads, args.data.read_text().splitlines()) if row}
+    if args.hop_reading:
+        print(hop_reading(rows, args.hop_reading))
+        return 0
     if args.summarize:
         print("\n\n".join(summarize(rows, path) for path in args.summarize))
         return 0

@@ -3,14 +3,15 @@ other call touched."""
 
 from __future__ import annotations
 
+import json
 import threading
 
-from benchmarks.gold_plans import GivenPlan, chain_end, gold_hops_found, gold_plan, hop_question, main
-from pipeline.methods.ircot.plan import parse_plan
+from benchmarks.gold_plans import GivenPlan, chain_end, gold_hops_found, gold_plan, hop_question, hop_reading, main
 from models.cancel import CancellableModel
+from pipeline.events import EventKind
+from pipeline.methods.ircot.plan import parse_plan
 from tests.fakes import ScriptedLLM
 from tests.test_hops import answer_of, done, run
-from pipeline.events import EventKind
 
 
 def test_wikidata_hops_are_worded_as_questions_and_others_kept_as_written():
@@ -59,3 +60,20 @@ def test_the_summary_counts_gold_hop_answers_found_and_how_chains_ended():
     assert gold_hops_found(stopped, steps) == 1
     assert gold_hops_found({"hops": [{"answer": "Hobson"}, {"answer": "John Profumo"}]}, steps) == 2
     assert gold_hops_found({"hops": [{"answer": "Edmund Gwenn"}]}, steps) == 0
+
+
+def test_hop_reading_counts_each_hop_of_a_right_chain_by_passage_found_and_answer(tmp_path):
+    rows = {"x1": {"decomposition": [{"answer": "Valerie Hobson", "paragraph_support_idx": 0},
+                                     {"answer": "John Profumo", "paragraph_support_idx": 1}],
+                   "passages": [{"title": "No Escape"}, {"title": "Valerie Hobson"}]}}
+
+    def hop(step, answer, titles):
+        return json.dumps({"kind": "subquestion", "status": "done",
+                           "payload": {"step": step, "answer": answer, "passages": [{"title": t} for t in titles]}})
+
+    (tmp_path / "trace-ircot-x1.jsonl").write_text("\n".join([
+        hop(1, "Valerie Hobson", ["No Escape"]), hop(2, "", ["Other"]), hop(2, "", ["Valerie Hobson"])]))
+    table = hop_reading(rows, tmp_path)
+    assert "| 1 | yes | 1 | 0 | 0 |" in table
+    assert "| 2 | yes | 0 | 0 | 1 |" in table  # the hop asked again: its last asking counts
+    assert "| 2 | no |" not in table
