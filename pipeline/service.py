@@ -191,7 +191,7 @@ class RunService:
     def _events(self, request: RunRequest, run_id: str, conversation: Conversation | None,
                 cancel: threading.Event, web: WebSource | None, context: RunContext | None) -> Iterator[StepEvent]:
         asked = (request.question or "").strip()
-        problem = self._problem(asked)
+        problem = self.problem(asked)
         tracer = Tracer(request.method, run_id)
         if problem:
             yield tracer.event(ErrorPayload(message=problem), "Cannot answer")
@@ -228,7 +228,9 @@ class RunService:
         ctx.stop_with(cancel)
         yield from run_method(auto.AUTO if request.method == AUTO else spec, question, ctx, tracer=tracer)
 
-    def _problem(self, question: str) -> str | None:
+    def problem(self, question: str) -> str | None:
+        """Why ``question`` cannot be asked (empty, or over the length limit), or None: checked again by every
+        run, and by the browser before a question leaves its box."""
         if not question:
             return "Type a question first."
         if len(question) > self.max_question_chars:

@@ -107,7 +107,7 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         limit of ``admission`` is recorded for ``admit``, which tells the person."""
         session = session_of(session)
         question = (question or "").strip()
-        if not let_in(request, session, "" if question else "Type a question first."):
+        if not let_in(request, session, service.problem(question) or ""):  # a refused question stays in its box
             return gr.skip(), gr.skip(), session
         session.question = question
         return "", history + [{"role": "user", "content": md_safe(question)}], session
@@ -463,8 +463,11 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         new_button.click(new_conversation, [session], [chat, view, picture, comparison, trace_files, session],
                          queue=False, api_name="new_conversation").then(steer_offers, [session], offers,
                                                                         queue=False)
+        # Queued (no model, so no limit): only a queued event carries its toast (gr.Warning) to the browser; a bad
+        # file's warning would otherwise reach the server's log alone.
         trace_upload.upload(replay, [trace_upload, chat, session], [view, picture, comparison, chat, session],
-                            queue=False, api_name="replay").then(steer_offers, [session], offers, queue=False)
+                            concurrency_limit=None, api_name="replay").then(steer_offers, [session], offers,
+                                                                            queue=False)
 
         # Collections tab: every change refreshes the lists it affects, including the Ask tab's checkboxes.
         def refreshed(person: Person, name: str | None, message: str = ""):
@@ -536,7 +539,8 @@ def build_app(runtime: Runtime, default_model: str | None = None, people: People
         add_button.click(add_clicked, [chosen, uploads, replace_files], listing, concurrency_id="ingest",
                          concurrency_limit=1, api_name="add_files")
         # Not queued: the add it stops holds the ingest slot, and a queued Stop would wait behind it.
-        stop_ingest_button.click(stop_ingest_clicked, None, None, queue=False, api_name="stop_ingest")
+        stop_ingest_button.click(stop_ingest_clicked, None, None, concurrency_limit=None,  # queued for its toast
+                                 api_name="stop_ingest")
         delete_file_button.click(delete_file_clicked, [chosen, file_choice], listing, queue=False,
                                  api_name="delete_file")
         delete_coll_button.click(delete_collection_clicked, [chosen, confirm], listing, queue=False,

@@ -162,6 +162,14 @@ def test_an_empty_or_early_question_gets_a_notice_and_changes_nothing(page, serv
     assert page.locator("[data-testid=status-tracker]:has-text('Error'), .toast-body:has-text('Error')").count() == 0
     assert page.locator("#chat").is_visible() and page.inner_text("#chat") == chat_before
     assert len(llm.calls) == 1
+    # A question over the length limit is refused the same way, and stays in its box to be shortened.
+    long_question = "Why " + "and why " * 300
+    ask(page, long_question)
+    page.wait_for_selector(".toast-body:has-text('characters long; the limit is')", timeout=10_000)
+    page.wait_for_timeout(300)
+    assert page.input_value("#question textarea") == long_question
+    assert page.inner_text("#chat") == chat_before and len(llm.calls) == 1
+    page.fill("#question textarea", "")
     # A question asked while the previous one is being answered is refused the same way, and not run later.
     ask(page, "Tell me slowly about the Tour de France.")
     page.wait_for_selector("#chat .bot-row:has-text('A slow answer')")
@@ -286,6 +294,14 @@ def test_trace_download_and_replay(page, serve, tmp_path):
     chooser.value.set_files(str(trace))
     page.wait_for_selector("#reasoning:has-text('Replayed from a trace file')")
     assert page.locator("#reasoning .kind-retrieve").count() == 1
+    assert "Tadej Pogacar won in 2024" in last_answer(page).inner_text()
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"not": "a trace"')
+    with page.expect_file_chooser() as chooser:
+        page.click("#replay")
+    chooser.value.set_files(str(bad))  # said in a toast, not only in the server's log
+    page.wait_for_selector(".toast-body:has-text('Cannot replay this file')", timeout=10_000)
     assert "Tadej Pogacar won in 2024" in last_answer(page).inner_text()
 
 
