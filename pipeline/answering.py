@@ -3,13 +3,14 @@ instructions hidden in the passages, ``pipeline.untrusted``)."""
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Generator, Iterator
 
 from langchain_core.documents import Document
 
 from models.errors import LLMCallError
 from models.llm import ChatResult, GenerationOptions, llm_cost
-from pipeline.context import RunContext
+from pipeline.context import NO_SOURCES, RunContext
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.payloads import AnswerExtras, AnswerPayload, RetrievePayload, TokenPayload, WarningPayload, passage_refs
 from pipeline.prompting import Prompt, load_prompt
@@ -28,6 +29,23 @@ def cited_numbers(text: str, n_passages: int) -> list[int]:
         if 1 <= number <= n_passages and number not in seen:
             seen.append(number)
     return seen
+
+
+def _without_phantom_citations(text: str, n_passages: int) -> tuple[str, list[int]]:
+    """``text`` without the citation marks of passages that do not exist (the model's "[2]" when it read one),
+    and those numbers."""
+    phantom: list[int] = []
+
+    def keep(match: re.Match) -> str:
+        number = int(match.group(1))
+        if 1 <= number <= n_passages:
+            return match.group(0)
+        if number not in phantom:
+            phantom.append(number)
+        return ""
+
+    cleaned = CITATION.sub(keep, text)
+    return (re.sub(r" +([.,;:!?])", r"\1", re.sub(r"  +", " ", cleaned)) if phantom else text), phantom
 
 
 def empty_answer_warning(tracer: Tracer, message: str, step: str) -> StepEvent:
@@ -126,6 +144,12 @@ def stream_answer(
         yield empty_answer_warning(tracer, f"The model wrote no answer (it stopped: "
                                            f"{result.finish_reason or 'unknown reason'}).", step)
         text = NO_ANSWER
+    text, phantom = _without_phantom_citations(text, len(passages))
+    if phantom:
+        marks, one = ", ".join(f"[{n}]" for n in phantom), len(phantom) == 1
+        message = (f"The model cited {marks}, which {'is' if one else 'are'} no passage of this answer (it read "
+                   f"{len(passages)}); {'that mark was' if one else 'those marks were'} removed.")
+        yield tracer.event(WarningPayload(message=message), "Citation of no passage", parent_id=step)
     cited = cited_numbers(text, len(passages))
     if flagged and not cited and text != WITHHELD and ctx.settings.answer_style == "long":
         yield tracer.event(WarningPayload(message="The answer cites no passage, and some passages held "
@@ -194,7 +218,8 @@ def _unsupported(ctx: RunContext, values: dict[str, str], passages: list[Documen
                            ctx.settings.min_support, ctx.embeddings, ctx.settings.support_similarity)
     if support.supported:
         return None
-    text = abstention(support, passages)
+    # With nothing to search, say so rather than that the (absent) sources lack the answer.
+    text = NO_SOURCES if ctx.retriever is None and not passages else abstention(support, passages)
     return AnswerPayload(answer=text, citations=cited_numbers(text, len(passages)), passages=passage_refs(passages),
                          abstained=True, support=support.coverage, extras=extras)
 

@@ -15,6 +15,8 @@ from models.rerankers import Reranker
 from pipeline.retrieval import HybridRetriever, PoolRetriever, Retrieved
 from pipeline.settings import Settings
 
+NO_SOURCES = "No sources are selected: choose a collection or the web."
+
 
 @dataclass
 class RunContext:
@@ -57,5 +59,5 @@ class RunContext:
 
     def retrieve(self, query: str, k: int | None = None) -> Retrieved:
         if self.retriever is None:
-            return Retrieved(passages=[], warnings=["No sources are selected: choose a collection or the web."])
+            return Retrieved(passages=[], warnings=[NO_SOURCES])
         return self.retriever.retrieve(query, k or self.settings.top_k)

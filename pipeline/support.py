@@ -125,16 +125,27 @@ def unsourced_names(answer: str, passages: list[Document], question: str = "") -
     """The names and numbers in ``answer`` (capitalised words and words with digits, stop words left out) that
     neither the question nor any of ``passages`` mentions (compared by stem): what the model most likely took
     from its own knowledge rather than the sources ("Leonardo da Vinci" cited to a passage on Mona Hopton Bell)."""
-    known = set(_stems(_PART.findall(question)))
-    for passage in passages:
-        known.update(_stems(_PART.findall(_passage_text(passage))))
-    names = [w for w in _PART.findall(strip_citations(answer))
-             if (w[0].isupper() or any(ch.isdigit() for ch in w)) and w.lower() not in _stop_words() and len(w) > 1]
+    texts = [question, *(_passage_text(passage) for passage in passages)]
+    known = set(_stems([w for text in texts for w in _PART.findall(text)]))
+    # A number written with thousands separators ("2,141,000") is one number, found as written or without them.
+    numbers = {n.replace(",", "") for text in texts for n in _NUMBER.findall(text)}
+    answer = strip_citations(answer)
     out: list[str] = []
+    grouped_parts: set[str] = set()
+    for number in _GROUPED.findall(answer):
+        grouped_parts.update(number.split(","))
+        if number.replace(",", "") not in numbers and number not in out:
+            out.append(number)
+    names = [w for w in _PART.findall(answer) if w not in grouped_parts
+             and (w[0].isupper() or any(ch.isdigit() for ch in w)) and w.lower() not in _stop_words() and len(w) > 1]
     for word, stem in zip(names, _stems(names)):
-        if stem not in known and word not in out:
+        if stem not in known and word not in numbers and word not in out:
             out.append(word)
     return out
+
+
+_GROUPED = re.compile(r"(?<![\d,])\d{1,3}(?:,\d{3})+(?![\d])")
+_NUMBER = re.compile(r"(?<![\d,])\d{1,3}(?:,\d{3})+(?![\d])|\d+")
 
 
 def answer_passage(answer: str, passages: list[Document]) -> Document | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.documents import Document
 
-from pipeline.context import RunContext
+from pipeline.context import NO_SOURCES, RunContext
 from pipeline.events import EventKind, Status
 from pipeline.support import (abstention, check_support, cite_by_terms, key_terms, says_unanswerable,
                               unsourced_names)
@@ -138,6 +138,14 @@ def test_supported_passages_are_answered_and_the_threshold_is_a_setting():
     assert not answer.payload.abstained and answer.payload.answer.startswith("James")
 
 
+@pytest.mark.parametrize("method", ["oner", "ircot"])
+def test_with_no_source_selected_the_answer_says_so_not_that_the_sources_lack_it(method):
+    ctx = RunContext(llm=ScriptedLLM(lambda messages, options: "Ron Weasley [1]."), retriever=None,
+                     settings=settings_with())
+    answer = [e for e in run_events(method, "Who founded Quibbleton?", ctx) if e.kind == EventKind.ANSWER][-1]
+    assert answer.payload.abstained and answer.payload.answer == NO_SOURCES
+
+
 def test_nor_has_no_passages_to_check():
     answer, _ = _answer("nor", [], reply="I do not know.")
     assert not answer.payload.abstained and answer.payload.answer == "I do not know."
@@ -247,3 +255,22 @@ def test_a_run_whose_model_cites_nothing_gets_the_apps_citations_with_a_warning(
         events = run_events("oner", question, ctx)
         assert events[-1].payload.answer == reply and events[-1].payload.citations == expected
         assert "Citations added" not in [e.title for e in events if e.kind == EventKind.WARNING]
+
+
+def test_a_number_with_thousands_separators_is_checked_whole():
+    paris = Document(page_content="The 2012 census counted 2,240,621 people in Paris.", metadata={"title": "Paris"})
+    assert set(unsourced_names("In 2023 Paris had 2,141,000 people [1].", [paris])) == {"2023", "2,141,000"}
+    assert unsourced_names("Paris had 2,240,621 people [1].", [paris]) == []
+    assert unsourced_names("Paris had 2240621 people [1].", [paris]) == []  # the same number, written without commas
+
+
+def test_a_citation_of_a_passage_the_answer_did_not_read_is_removed_with_a_warning():
+    question = "Which Canadian band released Counterparts, and who was its drummer?"
+    ctx = RunContext(llm=ScriptedLLM(lambda messages, options: "Rush released it [1]. Its drummer was Neil Peart [2]."),
+                     retriever=ScriptedRetriever(lambda query, k: [COUNTERPARTS]), settings=settings_with())
+    events = run_events("oner", question, ctx)
+    answer = events[-1].payload
+    assert answer.answer == "Rush released it [1]. Its drummer was Neil Peart."
+    assert answer.citations == [1]
+    warnings = [e.payload.message for e in events if e.kind == EventKind.WARNING]
+    assert "The model cited [2], which is no passage of this answer (it read 1); that mark was removed." in warnings

@@ -32,7 +32,7 @@ from pipeline.methods.webagent.browsing.agent import Rules, Tab, normalise_query
 from pipeline.methods.webagent.browsing.local import LocalWeb
 from pipeline.methods.webagent.browsing.pages import BrowseError, Browser, Result, Window, shorten, words_preview
 from pipeline.methods.webagent.browsing.realweb import RealWeb
-from pipeline.context import RunContext
+from pipeline.context import NO_SOURCES, RunContext
 from pipeline.events import EventKind, Link, Status, StepEvent, Tracer
 from pipeline.payloads import ActionPayload, PageView, ResultRef, SentenceRef, WarningPayload, passage_refs
 from pipeline.prompting import answer_prompt, format_passages
@@ -131,7 +131,7 @@ class Agent:
             yield from self._offline_step(step_id)
             return
         if self.browser is None:
-            message = "No sources are selected: choose a collection or the web."
+            message = NO_SOURCES
             yield self._event(ActionPayload(action="start", message=message), "Nothing to browse", step_id)
             yield self._warn(message, step_id)
         else:
