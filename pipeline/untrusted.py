@@ -457,9 +457,9 @@ def flag_message(flagged: list[tuple[int, Neutralised]]) -> str:
     """The warning shown for flagged passages."""
     numbers = ", ".join(f"[{n}]" for n, _ in flagged)
     kinds = ", ".join(dict.fromkeys(k for _, found in flagged for k in found.kinds()))
-    which = "Passage" if len(flagged) == 1 else "Passages"
-    return (f"{which} {numbers} contain text that reads like instructions to the model ({kinds}). It was left "
-            f"out of what the model read; the passages are shown as retrieved.")
+    which, verb = ("Passage", "contains") if len(flagged) == 1 else ("Passages", "contain")
+    return (f"{which} {numbers} {verb} text that reads like instructions to the model ({kinds}). That text was "
+            f"left out of what the model read (the rest was read); the passages are shown as retrieved.")
 
 
 @dataclass

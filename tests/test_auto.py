@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -191,6 +192,7 @@ def test_stop_during_the_deeper_run_keeps_the_quick_answer_and_shows_it_meanwhil
             message = answer_message(run.state, run.id)
             assert "Preliminary answer." in message and "Argentina" in message
             assert "went deeper with TOC stand-in" in message
+            assert re.search(r"\w[.!?] Its answer will replace this one", message)  # its reason ends a sentence
             assert run.state.answer_text == "Argentina [1]."
             cancel.set()
     assert ran and run.state.stopped() and run.state.answer.answer == "Argentina [1]."

@@ -314,8 +314,9 @@ def test_the_collections_tab_stops_an_ingest_with_its_sessions_switch_and_report
     with stops.running("tab-1") as cancel:
         report = coll.add_files(runtime, owner, "notes", files, stop_after_first, cancel=cancel)
     assert "1 of 2 files are in 'notes'. The ingest was stopped: 1 not added." in report
-    assert '<li class="outcome outcome-cancelled"><b>two.txt</b>: stopped — two.txt: not added: the ingest was ' \
-           'stopped.</li>' in report
+    assert '<li class="outcome outcome-cancelled"><b>two.txt</b>: stopped — not added: the ingest was stopped.</li>' \
+        in report  # the file named once
+    assert '<li class="outcome outcome-added"><b>one.txt</b>: added — 1 passage</li>' in report
     assert runtime.store.open("notes").files() == {"one.txt": 1}
     assert coll.stop_ingest(stops, "tab-1") == "No ingest of yours is running here."  # over: nothing left to stop
     assert seen == [ParseLimits(memory_mb=2048, seconds=0.5)]

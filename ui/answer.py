@@ -26,7 +26,8 @@ def answer_message(state: RunState, run_id: str, waiting: int | None = None) -> 
     final = state.answer
     quick = state.preliminary if final is None and not (notices or state.closed) else None
     if quick is not None:  # Auto's quick answer while a deeper method runs
-        going = state.route.describe() if state.route else "Auto is going deeper."
+        going = state.route.describe().rstrip() if state.route else "Auto is going deeper."
+        going += "" if going.endswith((".", "!", "?", "”")) else "."
         notice = (f'\n\n<div class="notice notice-wait">Preliminary answer. {md_block(going)} '
                   'Its answer will replace this one.</div>' + notice)
         final = quick

@@ -99,7 +99,10 @@ def add_files(runtime: Runtime, person: Person, name: str | None, uploads: list,
             runtime.access.record_file(name, outcome.name, sizes[outcome.name])
     lines = []
     for outcome in outcomes:
-        detail = esc(outcome.message) if outcome.status in ("failed", "cancelled") else f"{outcome.passages} passages"
+        if outcome.status in ("failed", "cancelled"):  # the message names the file too (the CLI prints it alone)
+            detail = esc(outcome.message.removeprefix(f"{outcome.name}: "))
+        else:
+            detail = f"{outcome.passages} passage{'s' * (outcome.passages != 1)}"
         lines.append(f'<li class="outcome outcome-{outcome.status}"><b>{esc(outcome.name)}</b>: '
                      f'{_STATUS.get(outcome.status, outcome.status)} — {detail}</li>')
     stored = sum(o.status in _STORED for o in outcomes)
