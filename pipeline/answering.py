@@ -64,7 +64,7 @@ def retrieve_step(
     yield tracer.event(RetrievePayload(query=query), title, id=step, parent_id=parent_id, status=Status.RUNNING)
     result = ctx.retrieve(query, k)
     for warning in result.warnings:
-        yield tracer.event(WarningPayload(message=warning), warning, parent_id=step)
+        yield tracer.event(WarningPayload(message=warning, caveat=True), warning, parent_id=step)
     yield tracer.event(RetrievePayload(query=query, passages=passage_refs(result.passages)), title, id=step,
                        parent_id=parent_id)
     return result.passages
@@ -149,7 +149,7 @@ def stream_answer(
         marks, one = ", ".join(f"[{n}]" for n in phantom), len(phantom) == 1
         message = (f"The model cited {marks}, which {'is' if one else 'are'} no passage of this answer (it read "
                    f"{len(passages)}); {'that mark was' if one else 'those marks were'} removed.")
-        yield tracer.event(WarningPayload(message=message), "Citation of no passage", parent_id=step)
+        yield tracer.event(WarningPayload(message=message, caveat=True), "Citation of no passage", parent_id=step)
     cited = cited_numbers(text, len(passages))
     if flagged and not cited and text != WITHHELD and ctx.settings.answer_style == "long":
         yield tracer.event(WarningPayload(message="The answer cites no passage, and some passages held "

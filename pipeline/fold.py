@@ -12,7 +12,8 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel
 
 from pipeline.events import Status, StepEvent
-from pipeline.payloads import AnswerPayload, ErrorPayload, PassageRef, RetrievePayload, RoutePayload, WarningPayload
+from pipeline.payloads import (AnswerPayload, EditPayload, ErrorPayload, PassageRef, RetrievePayload, RoutePayload,
+                               WarningPayload)
 from pipeline.steps import kind_of
 
 P = TypeVar("P", bound=BaseModel)
@@ -137,6 +138,14 @@ class RunState:
         """The titles of the run's warnings, each once, in the order first given."""
         return list(dict.fromkeys(n.title for ns in self.notes.values() for n in ns
                                   if isinstance(n.payload, WarningPayload)))
+
+    def caveats(self) -> list[str]:
+        """The messages of the warnings that qualify the answer (``WarningPayload.caveat``), each once, from the
+        path that wrote it: those after the run's last route (Auto's deeper method) or edit (a resumed run)."""
+        start = max((i for i, e in enumerate(self.events)
+                     if kind_of(e).role == "route" or isinstance(e.payload, EditPayload)), default=0)
+        return list(dict.fromkeys(e.payload.message for e in self.events[start:]
+                                  if isinstance(e.payload, WarningPayload) and e.payload.caveat))
 
     def stopped(self) -> bool:
         """Whether the run was stopped (a warning marked ``stopped``)."""

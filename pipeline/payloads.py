@@ -475,11 +475,14 @@ class EditPayload(_Strict):
 
 class WarningPayload(_Strict):
     """Something people should know about a step or the run; ``stopped``: the run was stopped (by Stop, or a
-    limit), so it ends here without an answer."""
+    limit), so it ends here without an answer; ``caveat``: it qualifies the answer (a source that failed, an
+    answer read after a chain stopped short, a citation removed), so the answer is shown with it, not only the
+    step."""
 
     kind: Literal["warning"] = "warning"
     message: str
     stopped: bool = False
+    caveat: bool = False
 
 
 class ErrorPayload(_Strict):

@@ -15,6 +15,7 @@ from pipeline.methods.ircot.plan import Plan, PlanError, option_of, options, par
 from pipeline.payloads import ComparePayload
 from pipeline.routing import hop_structure_cue
 from tests.fakes import ScriptedLLM, ScriptedRetriever, run_events, settings_with
+from ui.answer import answer_message
 
 LIBRARY = {
     "torchy": Document(page_content="Torchy Blane in Panama is a 1938 American film directed by William Clemens.",
@@ -150,6 +151,8 @@ def test_with_the_read_fallback_the_reader_answers_under_a_warning_that_it_may_b
     assert answer_of(events).answer == "Saginaw"
     reader_prompt = llm.calls[-1][0][-1]["content"]
     assert "not found" not in reader_prompt  # a hop with no answer gives the reader no note to copy
+    # the warning qualifies the answer: the chat shows it with the answer, not only among the steps
+    assert "may be a guess" in answer_message(RunState.of(events), "r1")
 
 
 def test_a_date_comparison_is_computed_where_the_models_prose_says_the_opposite():

@@ -303,3 +303,22 @@ def test_traces_under_a_data_dir_outside_the_working_and_temp_folders_can_be_dow
     allowed = launch_options("/var/lib/rqa-data")["allowed_paths"]
     assert served(trace, allowed)
     assert not served("/var/lib/rqa-data/collections/people.sqlite3", allowed)
+
+
+def test_the_chat_shows_the_caveats_of_the_path_that_wrote_the_answer_and_no_other_warning():
+    tracer = Tracer(run_id="r", method="auto")
+    events = [
+        tracer.event(RoutePayload(method="oner", label="OneR", structure="chain", question="q", auto=True), "Route"),
+        tracer.event(WarningPayload(message="Web search is unavailable: this machine is offline.", caveat=True),
+                     "Offline"),
+        tracer.event(RoutePayload(method="ircot", label="IRCoT", structure="chain", question="q",
+                                  escalated_from="OneR"), "Route"),
+        tracer.event(WarningPayload(message="Only for the steps."), "A step's note"),
+        tracer.event(WarningPayload(message="No passage answers it. The answer may be a guess.", caveat=True), "Guess"),
+        tracer.event(WarningPayload(message="No passage answers it. The answer may be a guess.", caveat=True), "Guess"),
+        tracer.event(AnswerPayload(answer="Saginaw"), "Answer", id="a1"),
+    ]
+    message = answer_message(RunState.of(events), "r")
+    assert message.count("may be a guess") == 1  # once, however often it was given
+    assert "offline" not in message  # the quick answer's path, replaced by the deeper one
+    assert "Only for the steps" not in message

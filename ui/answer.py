@@ -65,6 +65,9 @@ def answer_message(state: RunState, run_id: str, waiting: int | None = None) -> 
         names = ", ".join(f"“{name}”" for name in final.unsourced[:6])
         warning = md_block(f"Not in the sources: {names}. That part may come from the model's own knowledge.")
         notice = f'\n\n<div class="notice notice-warning">{warning}</div>' + notice
+    if quick is None:  # a preliminary answer's caveats would be the deeper run's, still under way
+        notice = "".join(f'\n\n<div class="notice notice-warning">{md_block(caveat)}</div>'
+                         for caveat in state.caveats()) + notice
     return "".join(body) + (f'\n\n<div class="sources">{sources}</div>' if sources else "") + notice
 
 

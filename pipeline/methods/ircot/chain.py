@@ -416,7 +416,7 @@ def _new_passages(ctx: RunContext, cfg: IRCoTSettings, tracer: Tracer, hop: str,
     # Ask for enough that K new ones remain once those already collected are dropped.
     retrieved = ctx.retrieve(query, cfg.k + len(pool))
     for warning in retrieved.warnings:
-        yield tracer.event(WarningPayload(message=warning), warning, parent_id=hop)
+        yield tracer.event(WarningPayload(message=warning, caveat=True), warning, parent_id=hop)
     new = deduplicate(retrieved.passages, against=pool)
     return new[: min(cfg.k, cfg.max_passages - len(pool))], len(retrieved.passages) - len(new)
 

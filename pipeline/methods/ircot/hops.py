@@ -200,7 +200,7 @@ def continue_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSet
     if pooled(ctx, cfg):
         retrieved = ctx.retrieve(question, cfg.hop_pool)
         for warning in retrieved.warnings:
-            yield tracer.event(WarningPayload(message=warning), warning, parent_id=plan_id)
+            yield tracer.event(WarningPayload(message=warning, caveat=True), warning, parent_id=plan_id)
         first = replace(ctx, retriever=PoolRetriever(retrieved.passages, ctx.reranker))
         wider, wider_of = ctx, WHOLE_COLLECTION
     elif cfg.hop_next and ctx.retriever is not None:
@@ -278,7 +278,7 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
     yield tracer.event(payload, title, id=hop_id, parent_id=parent, status=Status.RUNNING)
     retrieved = ctx.retrieve(asked, cfg.k)
     for warning in retrieved.warnings:
-        yield tracer.event(WarningPayload(message=warning), warning, parent_id=hop_id)
+        yield tracer.event(WarningPayload(message=warning, caveat=True), warning, parent_id=hop_id)
     hop = Hop(asked, retrieved.passages)
     cost = {}
     if hop.passages:
@@ -663,7 +663,7 @@ def answer_from_hops(ctx: RunContext, tracer: Tracer, question: str, plan: Plan,
             return
         collected = f"{len(read)} {noun.removesuffix('s') if len(read) == 1 else noun}"
         yield tracer.event(WarningPayload(message=f"{missing} The answer below is read from the {collected} "
-                                                  f"collected and may be a guess."),
+                                                  f"collected and may be a guess.", caveat=True),
                            missing, parent_id=parent)
     # A hop with no answer is left out: the warning above says so, and a note "... not found." was copied into
     # the prose ("was born in not found").

@@ -52,7 +52,7 @@ def read_hops(ctx: RunContext, tracer: Tracer, question: str, walked: list[Docum
     last = ids[max(hops)]
     if answer is None:
         message = f"{missing} The walked passages are read at once instead."
-        yield tracer.event(WarningPayload(message=message), missing, parent_id=last)
+        yield tracer.event(WarningPayload(message=message, caveat=True), missing, parent_id=last)
         return False
     if comparison is not None:
         step = tracer.new_id("c")

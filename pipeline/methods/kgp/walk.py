@@ -299,7 +299,7 @@ def _seeds(ctx: RunContext, tracer: Tracer, cfg: KGPSettings, question: str, sou
     """The seed passages, retrieved with the question; yields their visits' events and returns the visits."""
     retrieved = ctx.retrieve(question, min(cfg.seeds, cfg.budget))
     for warning in retrieved.warnings:
-        yield tracer.event(WarningPayload(message=warning), warning, parent_id=root)
+        yield tracer.event(WarningPayload(message=warning, caveat=True), warning, parent_id=root)
     visits: list[_Visit] = []
     for rank, doc in enumerate(retrieved.passages, 1):
         visit = _Visit(doc, sources.of(doc), tracer.new_id("v"), seed_rank=rank, rank=rank)

@@ -91,8 +91,8 @@ class Agent:
         return self.tracer.event(payload, shorten(title, 120), id=step_id, parent_id=self.parent, status=status,
                                  links=links, **cost)
 
-    def _warn(self, message: str, step_id: str, title: str | None = None) -> StepEvent:
-        return self.tracer.event(WarningPayload(message=message), title or message, parent_id=step_id)
+    def _warn(self, message: str, step_id: str, title: str | None = None, caveat: bool = False) -> StepEvent:
+        return self.tracer.event(WarningPayload(message=message, caveat=caveat), title or message, parent_id=step_id)
 
     def _retries(self, step_id: str) -> Iterator[StepEvent]:
         while self.retry_notes:
@@ -133,7 +133,7 @@ class Agent:
         if self.browser is None:
             message = NO_SOURCES
             yield self._event(ActionPayload(action="start", message=message), "Nothing to browse", step_id)
-            yield self._warn(message, step_id)
+            yield self._warn(message, step_id, caveat=True)
         else:
             yield self._event(ActionPayload(action="start", browser=self.browser.label),
                               f"Browse {self.browser.label}", step_id)
@@ -150,7 +150,7 @@ class Agent:
             title = "Offline: nothing to browse"
         yield self._event(ActionPayload(action="start", browser=self.local.label if self.local else "",
                                         message=message), title, step_id)
-        yield self._warn(message, step_id)
+        yield self._warn(message, step_id, caveat=True)
         self.parent = self.last_id
 
     # The interactive agent.
@@ -177,7 +177,7 @@ class Agent:
                 if self.browser is None:
                     return "web"
                 return (yield from self._search(query, base, self.tracer.new_id("w"), {}))
-            yield self._warn(f"{exc} Finishing with what was found.", step_id, "Search failed")
+            yield self._warn(f"{exc} Finishing with what was found.", step_id, "Search failed", caveat=True)
             return "web"
         self.hits += [r.hit for r in results if r.hit is not None]
         tab.show_results(query, results)
