@@ -9,9 +9,11 @@ from langchain_core.documents import Document
 
 from pipeline.context import NO_SOURCES, RunContext
 from pipeline.events import EventKind, Status
+from pipeline.fold import RunState
 from pipeline.support import (abstention, check_support, cite_by_terms, key_terms, says_unanswerable,
                               unsourced_names)
 from tests.fakes import ScriptedLLM, ScriptedRetriever, run_events, settings_with
+from ui.answer import answer_message
 
 WEASLEY = "Who played the Weasley brothers in Harry Potter?"
 VOLDEMORT = Document(page_content="Lord Voldemort is the main antagonist of the series, played by Ralph Fiennes.",
@@ -274,3 +276,10 @@ def test_a_citation_of_a_passage_the_answer_did_not_read_is_removed_with_a_warni
     assert answer.citations == [1]
     warnings = [e.payload.message for e in events if e.kind == EventKind.WARNING]
     assert "The model cited [2], which is no passage of this answer (it read 1); that mark was removed." in warnings
+
+
+def test_with_no_source_selected_the_chat_says_so_once():
+    ctx = RunContext(llm=ScriptedLLM(lambda messages, options: "Ron Weasley [1]."), retriever=None,
+                     settings=settings_with())
+    state = RunState.of(run_events("oner", "Who founded Quibbleton?", ctx))
+    assert answer_message(state, "r").count("No sources are selected") == 1  # the answer, not again as its caveat

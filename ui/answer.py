@@ -67,7 +67,7 @@ def answer_message(state: RunState, run_id: str, waiting: int | None = None) -> 
         notice = f'\n\n<div class="notice notice-warning">{warning}</div>' + notice
     if quick is None:  # a preliminary answer's caveats would be the deeper run's, still under way
         notice = "".join(f'\n\n<div class="notice notice-warning">{md_block(caveat)}</div>'
-                         for caveat in state.caveats()) + notice
+                         for caveat in state.caveats() if caveat not in final.answer) + notice  # said once
     return "".join(body) + (f'\n\n<div class="sources">{sources}</div>' if sources else "") + notice
 
 
