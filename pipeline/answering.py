@@ -48,6 +48,13 @@ def _without_phantom_citations(text: str, n_passages: int) -> tuple[str, list[in
     return (re.sub(r" +([.,;:!?])", r"\1", re.sub(r"  +", " ", cleaned)) if phantom else text), phantom
 
 
+def source_warnings(tracer: Tracer, warnings: list[str], parent_id: str | None) -> Iterator[StepEvent]:
+    """One warning event per source that failed a retrieval (no source selected, the web offline): caveats, as
+    they qualify the answer (``WarningPayload.caveat``)."""
+    for warning in warnings:
+        yield tracer.event(WarningPayload(message=warning, caveat=True), warning, parent_id=parent_id)
+
+
 def empty_answer_warning(tracer: Tracer, message: str, step: str) -> StepEvent:
     """The warning shown under an answer step whose reply was empty; the answer then reads `NO_ANSWER`."""
     return tracer.event(WarningPayload(message=message), "Empty answer", parent_id=step)
@@ -63,8 +70,7 @@ def retrieve_step(
     title = title or f"Retrieve: {query}"
     yield tracer.event(RetrievePayload(query=query), title, id=step, parent_id=parent_id, status=Status.RUNNING)
     result = ctx.retrieve(query, k)
-    for warning in result.warnings:
-        yield tracer.event(WarningPayload(message=warning, caveat=True), warning, parent_id=step)
+    yield from source_warnings(tracer, result.warnings, step)
     yield tracer.event(RetrievePayload(query=query, passages=passage_refs(result.passages)), title, id=step,
                        parent_id=parent_id)
     return result.passages

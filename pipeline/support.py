@@ -145,7 +145,7 @@ def unsourced_names(answer: str, passages: list[Document], question: str = "") -
 
 
 _GROUPED = re.compile(r"(?<![\d,])\d{1,3}(?:,\d{3})+(?![\d])")
-_NUMBER = re.compile(r"(?<![\d,])\d{1,3}(?:,\d{3})+(?![\d])|\d+")
+_NUMBER = re.compile(_GROUPED.pattern + r"|\d+")
 
 
 def answer_passage(answer: str, passages: list[Document]) -> Document | None:

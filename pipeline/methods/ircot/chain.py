@@ -19,7 +19,7 @@ from models.llm import ChatResult, llm_cost
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.answering import (NO_ANSWER, checked_text, cited_numbers, empty_answer_warning, retrieve_step,
-                                stream_answer)
+                                source_warnings, stream_answer)
 from pipeline.context import RunContext
 from pipeline.events import Status, StepEvent, Tracer
 from pipeline.methods.ircot.plan import clause_plan
@@ -415,8 +415,7 @@ def _new_passages(ctx: RunContext, cfg: IRCoTSettings, tracer: Tracer, hop: str,
     warning per failed source; returns them and how many retrieved passages were copies."""
     # Ask for enough that K new ones remain once those already collected are dropped.
     retrieved = ctx.retrieve(query, cfg.k + len(pool))
-    for warning in retrieved.warnings:
-        yield tracer.event(WarningPayload(message=warning, caveat=True), warning, parent_id=hop)
+    yield from source_warnings(tracer, retrieved.warnings, hop)
     new = deduplicate(retrieved.passages, against=pool)
     return new[: min(cfg.k, cfg.max_passages - len(pool))], len(retrieved.passages) - len(new)
 

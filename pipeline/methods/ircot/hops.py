@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from langchain_core.documents import Document
 
 from models.llm import ChatResult, llm_cost
-from pipeline.answering import NO_ANSWER, checked_text, stream_answer
+from pipeline.answering import NO_ANSWER, checked_text, source_warnings, stream_answer
 from pipeline.context import RunContext
 from pipeline.countries import people_of
 from pipeline.events import Status, StepEvent, Tracer
@@ -199,8 +199,7 @@ def continue_hops(question: str, ctx: RunContext, tracer: Tracer, cfg: "IRCoTSet
     first, wider, wider_of = ctx, None, ""
     if pooled(ctx, cfg):
         retrieved = ctx.retrieve(question, cfg.hop_pool)
-        for warning in retrieved.warnings:
-            yield tracer.event(WarningPayload(message=warning, caveat=True), warning, parent_id=plan_id)
+        yield from source_warnings(tracer, retrieved.warnings, plan_id)
         first = replace(ctx, retriever=PoolRetriever(retrieved.passages, ctx.reranker))
         wider, wider_of = ctx, WHOLE_COLLECTION
     elif cfg.hop_next and ctx.retriever is not None:
@@ -277,8 +276,7 @@ def _ask(ctx: RunContext, tracer: Tracer, cfg: "IRCoTSettings", step: int, plann
     title = f"Hop {step}{payload.again_title()}: {asked}"
     yield tracer.event(payload, title, id=hop_id, parent_id=parent, status=Status.RUNNING)
     retrieved = ctx.retrieve(asked, cfg.k)
-    for warning in retrieved.warnings:
-        yield tracer.event(WarningPayload(message=warning, caveat=True), warning, parent_id=hop_id)
+    yield from source_warnings(tracer, retrieved.warnings, hop_id)
     hop = Hop(asked, retrieved.passages)
     cost = {}
     if hop.passages:

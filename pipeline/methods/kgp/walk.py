@@ -30,7 +30,7 @@ from corpora.keywords import as_written
 from models.errors import LLMCallError, ModelError
 from models.llm import llm_cost
 from models.rerankers import reciprocal_rank_fusion
-from pipeline.answering import retrieve_step, stream_answer
+from pipeline.answering import retrieve_step, source_warnings, stream_answer
 from pipeline.context import RunContext
 from pipeline import metrics
 from pipeline.events import Link, Status, StepEvent, Tracer
@@ -298,8 +298,7 @@ def _walk(ctx: RunContext, tracer: Tracer, cfg: KGPSettings, question: str, sour
 def _seeds(ctx: RunContext, tracer: Tracer, cfg: KGPSettings, question: str, sources: WalkSources, root: str):
     """The seed passages, retrieved with the question; yields their visits' events and returns the visits."""
     retrieved = ctx.retrieve(question, min(cfg.seeds, cfg.budget))
-    for warning in retrieved.warnings:
-        yield tracer.event(WarningPayload(message=warning, caveat=True), warning, parent_id=root)
+    yield from source_warnings(tracer, retrieved.warnings, root)
     visits: list[_Visit] = []
     for rank, doc in enumerate(retrieved.passages, 1):
         visit = _Visit(doc, sources.of(doc), tracer.new_id("v"), seed_rank=rank, rank=rank)
